@@ -1,0 +1,60 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Error is an error with the HTTP status and the message the client sees.
+// Handlers return it for every failure the caller can act on; any other
+// error becomes a 500 whose detail is logged, never sent.
+type Error struct {
+	Status  int
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Status, e.Message) }
+
+// Errorf returns an *Error with a formatted message.
+func Errorf(status int, format string, args ...any) error {
+	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorBody is the body of every API error except the authentication
+// failure of spec section 7 (AuthErrorBody).
+type ErrorBody struct {
+	// Error says what went wrong in words a user can act on.
+	Error string `json:"error" jsonschema:"description=what went wrong in words a user can act on"`
+}
+
+// AuthErrorBody is the body of a 401 on a protected route (spec section 7).
+type AuthErrorBody struct {
+	Error        string `json:"error" jsonschema:"enum=oturum gerekli"`
+	AuthRequired bool   `json:"auth_required"`
+}
+
+// writeError answers err as JSON. A 5xx is logged once here with the
+// request id, so handlers return errors and never log them themselves.
+func (s *Server) writeError(c *gin.Context, err error) {
+	var apiErr *Error
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &apiErr):
+		if apiErr.Status >= 500 {
+			s.log.ErrorContext(c, "request failed", "status", apiErr.Status, "error", apiErr.Message)
+		}
+		c.AbortWithStatusJSON(apiErr.Status, ErrorBody{Error: apiErr.Message})
+	case errors.As(err, &tooBig):
+		c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, ErrorBody{Error: tooLargeMessage(tooBig.Limit)})
+	default:
+		s.log.ErrorContext(c, "request failed", "status", http.StatusInternalServerError, "error", err)
+		c.AbortWithStatusJSON(http.StatusInternalServerError, ErrorBody{Error: "internal server error; the hub log has the details under this request's X-Request-Id"})
+	}
+}
+
+func tooLargeMessage(limit int64) string {
+	return fmt.Sprintf("request body too large: the limit is %d bytes", limit)
+}

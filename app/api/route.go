@@ -1,0 +1,156 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Perm is the access class of a route: the auth column of spec section 4,
+// with the permission names of section 5.
+type Perm string
+
+// The access classes of spec sections 4 and 5.
+const (
+	Public      Perm = "P"            // no authentication
+	Session     Perm = "S"            // any authenticated identity
+	View        Perm = "view"         // permission "view"
+	Operate     Perm = "operate"      // capture and recording control
+	Analyze     Perm = "analyze"      // AI and reports
+	Devices     Perm = "devices"      // add/delete devices
+	Agents      Perm = "agents"       // delete agents
+	Admin       Perm = "admin"        // users, tokens, audit
+	GlobalAdmin Perm = "global-admin" // AI provider management (multi-site)
+	Agent       Perm = "AG"           // agent bearer token or client certificate
+	Enroll      Perm = "EN"           // X-Enroll-Token header
+)
+
+// Route is one row of the route table: everything the router and the
+// OpenAPI document need to know about an endpoint, declared once.
+type Route struct {
+	Method      string // HTTP method
+	Path        string // OpenAPI path template, e.g. /api/v1/users/{id}
+	OperationID string // unique, lowerCamelCase
+	Summary     string // one line for the docs
+	Description string // optional longer text (CommonMark)
+	Tag         string // group in the docs
+	Perm        Perm   // who may call it
+	Do          Endpoint
+}
+
+// Endpoint is a handler together with the types it reads and writes. It is
+// built by JSON or Raw, never by hand, so the document cannot drift from
+// what the handler binds.
+type Endpoint struct {
+	in        *binder      // parameters and body; nil binder means none
+	out       reflect.Type // JSON success body (JSON endpoints)
+	status    int          // success status (JSON endpoints)
+	responses []Response   // declared responses (Raw endpoints)
+	handler   func(s *Server) gin.HandlerFunc
+}
+
+// Response declares one response of a Raw endpoint for the document.
+type Response struct {
+	Status      int
+	ContentType string
+	Description string
+	Body        any // a value of the body's Go type for JSON; nil for text or binary
+}
+
+// NoInput is the input of an endpoint without parameters or body.
+type NoInput struct{}
+
+// JSON adapts a typed function to a route: In's tagged fields are bound
+// from the path, the query and the JSON body (see binder), the result is
+// written as JSON with status 200, and errors go through writeError.
+func JSON[In, Out any](fn func(c *gin.Context, in *In) (Out, error)) Endpoint {
+	b := mustBinder(reflect.TypeFor[In]())
+	return Endpoint{
+		in:     b,
+		out:    reflect.TypeFor[Out](),
+		status: http.StatusOK,
+		handler: func(s *Server) gin.HandlerFunc {
+			return func(c *gin.Context) {
+				var in In
+				if err := b.bind(c, reflect.ValueOf(&in).Elem()); err != nil {
+					s.writeError(c, err)
+					return
+				}
+				out, err := fn(c, &in)
+				if err != nil {
+					s.writeError(c, err)
+					return
+				}
+				c.JSON(http.StatusOK, out)
+			}
+		},
+	}
+}
+
+// Raw adapts a handler that writes its own response (probes, files,
+// streams, documents), declaring the responses it can give.
+func Raw(h gin.HandlerFunc, responses ...Response) Endpoint {
+	return Endpoint{
+		handler:   func(*Server) gin.HandlerFunc { return h },
+		responses: responses,
+	}
+}
+
+// decodeBody reads the request body as JSON into v.
+func decodeBody(c *gin.Context, v reflect.Value) error {
+	if ct := c.GetHeader("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return Errorf(http.StatusUnsupportedMediaType, "request body: Content-Type must be application/json, got %q", ct)
+		}
+	}
+	raw, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return err
+		}
+		return Errorf(http.StatusBadRequest, "request body: %v", err)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return Errorf(http.StatusBadRequest, "request body: empty; a JSON object is required")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(v.Addr().Interface()); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return Errorf(http.StatusBadRequest, "request body: field %q must be %s", typeErr.Field, jsonKind(typeErr.Type))
+		}
+		return Errorf(http.StatusBadRequest, "request body: invalid JSON: %v", err)
+	}
+	if dec.More() {
+		return Errorf(http.StatusBadRequest, "request body: unexpected data after the JSON value")
+	}
+	return nil
+}
+
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return fmt.Sprintf("of type %s", t)
+}

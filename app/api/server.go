@@ -1,0 +1,190 @@
+// Package api is the hub's HTTP surface: the gin engine, THE route table
+// (routes.go), the middleware every request passes through, and the OpenAPI
+// 3.1 document and /api/docs page generated from the same table.
+//
+// It sits under app/hub, which hands in the concrete store, metrics
+// registry and UI handler; api declares the small interfaces it needs
+// (Pinger) and imports no other service package.
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Config is the API server's configuration.
+type Config struct {
+	// Version is reported by /healthz and in the OpenAPI info block.
+	Version string
+	// BodyLimit is the default request body limit in bytes; larger bodies
+	// get 413 before the handler runs.
+	BodyLimit int64
+}
+
+// DefaultConfig returns the defaults: a 1 MiB body limit.
+func DefaultConfig() Config {
+	return Config{Version: "dev", BodyLimit: 1 << 20}
+}
+
+// Pinger reports whether the database answers; *store.DB implements it.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Deps are the components the API serves from.
+type Deps struct {
+	// DB is checked by /readyz.
+	DB Pinger
+	// Metrics is the hub's registry: /metrics serves it and the HTTP
+	// metrics are registered on it.
+	Metrics *prometheus.Registry
+	// UI serves every GET/HEAD outside /api (the UI shell fallback).
+	UI http.Handler
+}
+
+// Server is the hub's HTTP API.
+type Server struct {
+	log     *slog.Logger
+	cfg     Config
+	deps    Deps
+	engine  *gin.Engine
+	routes  []Route
+	doc     renderedDoc
+	metrics *httpMetrics
+	// metricsHandler serves /metrics from deps.Metrics.
+	metricsHandler http.Handler
+	// templates maps gin's path syntax to the table's OpenAPI template,
+	// the route label of the metrics.
+	templates map[string]string
+}
+
+// New builds the engine from the route table and renders the document.
+// It does no I/O.
+func New(log *slog.Logger, cfg Config, deps Deps) (*Server, error) {
+	return build(log, cfg, deps, (*Server).routeTable)
+}
+
+// build is New with the table as a parameter, so tests can serve extra
+// routes through the very same machinery.
+func build(log *slog.Logger, cfg Config, deps Deps, table func(*Server) []Route) (*Server, error) {
+	if deps.Metrics == nil {
+		deps.Metrics = prometheus.NewRegistry()
+	}
+	if cfg.BodyLimit <= 0 {
+		cfg.BodyLimit = DefaultConfig().BodyLimit
+	}
+	s := &Server{log: log, cfg: cfg, deps: deps, templates: map[string]string{}}
+	m, err := newHTTPMetrics(deps.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics = m
+	s.metricsHandler = newMetricsHandler(deps.Metrics)
+	s.routes = table(s)
+	if err := checkTable(s.routes); err != nil {
+		return nil, err
+	}
+	if s.doc, err = renderDocument(s.routes, cfg.Version); err != nil {
+		return nil, fmt.Errorf("render openapi document: %w", err)
+	}
+	s.engine = s.buildEngine()
+	return s, nil
+}
+
+// Handler returns the http.Handler to serve.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// Routes returns the route table.
+func (s *Server) Routes() []Route { return s.routes }
+
+// buildEngine is the only place that registers handlers on the engine.
+func (s *Server) buildEngine() *gin.Engine {
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	// Strict paths: /healthz/ is a 404, not a redirect a client may not follow.
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	// Handlers use *gin.Context as their context.Context: make it the request's.
+	e.ContextWithFallback = true
+	// The client address is the direct peer; proxy headers are trusted only
+	// from proxies configured later (RELIABILITY case 21).
+	_ = e.SetTrustedProxies(nil)
+	e.Use(s.recoverer, s.requestID, s.observe, securityHeaders)
+	for _, r := range s.routes {
+		ginPath := toGinPath(r.Path)
+		s.templates[ginPath] = r.Path
+		e.Handle(r.Method, ginPath, s.bodyLimit(s.cfg.BodyLimit), r.Do.handler(s))
+	}
+	e.NoRoute(s.noRoute)
+	e.NoMethod(func(c *gin.Context) {
+		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, ErrorBody{
+			Error: fmt.Sprintf("method %s not allowed on %s; allowed: %s", c.Request.Method, c.Request.URL.Path, c.Writer.Header().Get("Allow")),
+		})
+	})
+	return e
+}
+
+// noRoute answers unknown /api paths with a JSON 404 and everything else
+// that is a GET or HEAD with the UI shell.
+func (s *Server) noRoute(c *gin.Context) {
+	p := c.Request.URL.Path
+	isAPI := p == "/api" || strings.HasPrefix(p, "/api/")
+	if !isAPI && (c.Request.Method == http.MethodGet || c.Request.Method == http.MethodHead) && s.deps.UI != nil {
+		s.deps.UI.ServeHTTP(c.Writer, c.Request)
+		return
+	}
+	c.AbortWithStatusJSON(http.StatusNotFound, ErrorBody{Error: fmt.Sprintf("no such endpoint: %s %s (the list is at /api/docs)", c.Request.Method, p)})
+}
+
+// toGinPath turns /a/{id}/b into gin's /a/:id/b.
+func toGinPath(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '{':
+			b.WriteByte(':')
+		case '}':
+		default:
+			b.WriteByte(p[i])
+		}
+	}
+	return b.String()
+}
+
+// fromGinPath turns gin's /a/:id/b (or *rest) into /a/{id}/b.
+func fromGinPath(p string) string {
+	parts := strings.Split(p, "/")
+	for i, part := range parts {
+		if strings.HasPrefix(part, ":") || strings.HasPrefix(part, "*") {
+			parts[i] = "{" + part[1:] + "}"
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// checkTable refuses a table with duplicate routes or operation ids.
+func checkTable(routes []Route) error {
+	seen := map[string]bool{}
+	ops := map[string]bool{}
+	for _, r := range routes {
+		k := r.Method + " " + r.Path
+		if seen[k] {
+			return fmt.Errorf("route table: %s declared twice", k)
+		}
+		if ops[r.OperationID] || r.OperationID == "" {
+			return fmt.Errorf("route table: %s: operationId %q empty or not unique", k, r.OperationID)
+		}
+		if r.Perm == "" || r.Summary == "" || r.Tag == "" {
+			return fmt.Errorf("route table: %s: permission, summary and tag are required", k)
+		}
+		seen[k], ops[r.OperationID] = true, true
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+// Package cli is the netmon command line: the cobra root and its
+// subcommands (`hub`, `version`; the agent and admin groups join with their
+// features). Commands are built by constructors with no package-level
+// state, and every spec-style single-dash long flag (-port 8080) is
+// rewritten to its double-dash form before cobra parses (normalize.go).
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Execute runs the command line with the process's arguments and returns
+// the exit code. SIGINT and SIGTERM cancel the command's context, which is
+// how `netmon hub` shuts down gracefully.
+func Execute() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+}
+
+// Run executes args (without the program name) and returns the exit code:
+// 0 on success, 2 for usage errors, 1 for failures.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := NewRoot(stdout, stderr)
+	root.SetArgs(NormalizeArgs(root, args))
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "netmon:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+// usageError marks errors in the command line itself (exit code 2).
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// NewRoot builds the command tree.
+func NewRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "netmon",
+		Short: "netmon: network traffic monitoring hub and agent",
+		Long: `netmon monitors network traffic: a hub with a REST API, a live WebSocket feed,
+a web console and collectors, backed by SQLite (default) or PostgreSQL.
+
+Long flags take one dash or two: -port 8080 and --port 8080 are the same.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(newHubCmd(), newVersionCmd())
+	return root
+}

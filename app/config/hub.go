@@ -1,0 +1,262 @@
+// Package config turns flags, environment variables and an optional YAML
+// file into validated configuration structs for the hub (and, later, the
+// agent). Precedence, highest first: flags set on the command line,
+// environment variables (NETMON_<KEY>), the YAML file given by --config,
+// built-in defaults.
+//
+// Every key has one name in three spellings: the flag `retention-hours`, the
+// YAML key `retention_hours` and the variable NETMON_RETENTION_HOURS. A local
+// *viper.Viper does the merging (never viper's package singleton), and the
+// typed getters below refuse values that do not parse instead of silently
+// turning them into zero.
+package config
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
+
+	"netmon/app/logging"
+)
+
+// EnvPrefix is the prefix of every environment variable netmon reads.
+const EnvPrefix = "NETMON"
+
+// Hub is the hub's configuration (spec section 1, "Runtime configuration").
+// Later issues add their components' Config structs as fields.
+type Hub struct {
+	// Port is the HTTP port the hub listens on, on all interfaces.
+	Port int
+	// Dev skips the embedded web UI (development with a separate frontend server).
+	Dev bool
+	// DB is a SQLite file path or a postgres:// (postgresql://) DSN.
+	DB string
+	// DBMaxConns is the database read pool size (env NETMON_DB_MAX_CONNS only).
+	DBMaxConns int
+	// RetentionHours is how long raw time-series rows are kept.
+	RetentionHours int
+	// Prune runs the database maintenance loop (retention); one hub only.
+	Prune bool
+	// LogFormat is "text" or "json".
+	LogFormat string
+	// LogLevel is "debug", "info", "warn" or "error".
+	LogLevel string
+	// File is the YAML file the configuration was read from, if any.
+	File string
+}
+
+// DefaultHub returns the defaults of spec section 1.
+func DefaultHub() Hub {
+	return Hub{
+		Port:           8080,
+		DB:             "netmon.db",
+		DBMaxConns:     32,
+		RetentionHours: 168,
+		Prune:          true,
+		LogFormat:      "text",
+		LogLevel:       "info",
+	}
+}
+
+// AddHubFlags declares the hub's flags on fs with their defaults and help.
+// Only flags whose feature exists are declared: a flag that does nothing is
+// worse than a missing one.
+func AddHubFlags(fs *pflag.FlagSet) {
+	d := DefaultHub()
+	fs.Int("port", d.Port, "HTTP port the hub listens on, on all interfaces (env NETMON_PORT)")
+	fs.Bool("dev", d.Dev, "development mode: do not serve the embedded web UI (env NETMON_DEV)")
+	fs.String("db", d.DB, "SQLite file path, or a postgres:// DSN to use PostgreSQL (env NETMON_DB)")
+	fs.Int("retention-hours", d.RetentionHours, "hours of raw time-series data kept before the maintenance loop deletes it (env NETMON_RETENTION_HOURS)")
+	fs.Bool("prune", d.Prune, "run the database maintenance loop every 10 minutes; turn off on all but one hub sharing a database (env NETMON_PRUNE)")
+	fs.String("config", "", "YAML configuration file; keys are the flag names with '_' for '-' (env NETMON_CONFIG)")
+	fs.String("log-format", d.LogFormat, "log format: text or json (env NETMON_LOG_FORMAT)")
+	fs.String("log-level", d.LogLevel, "minimum log level: debug, info, warn or error (env NETMON_LOG_LEVEL)")
+}
+
+// hubKeys are the keys a hub configuration file may hold. A file with any
+// other key is refused, so a typo is an error rather than a silent default.
+var hubKeys = []string{"port", "dev", "db", "db_max_conns", "retention_hours", "prune", "log_format", "log_level"}
+
+// LoadHub merges fs (already parsed), the process environment and the YAML
+// file named by --config / NETMON_CONFIG, then validates the result.
+func LoadHub(fs *pflag.FlagSet) (Hub, error) {
+	v := newViper()
+	d := DefaultHub()
+	v.SetDefault("db_max_conns", d.DBMaxConns)
+	if err := bindFlags(v, fs); err != nil {
+		return Hub{}, err
+	}
+	file, err := getString(v, "config")
+	if err != nil {
+		return Hub{}, err
+	}
+	if file != "" {
+		if err := readFile(v, file, hubKeys); err != nil {
+			return Hub{}, err
+		}
+	}
+	var c Hub
+	c.File = file
+	var errs []error
+	get := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	c.Port, err = getInt(v, "port")
+	get(err)
+	c.Dev, err = getBool(v, "dev")
+	get(err)
+	c.DB, err = getString(v, "db")
+	get(err)
+	c.DBMaxConns, err = getInt(v, "db_max_conns")
+	get(err)
+	c.RetentionHours, err = getInt(v, "retention_hours")
+	get(err)
+	c.Prune, err = getBool(v, "prune")
+	get(err)
+	c.LogFormat, err = getString(v, "log_format")
+	get(err)
+	c.LogLevel, err = getString(v, "log_level")
+	get(err)
+	if len(errs) > 0 {
+		return Hub{}, errs[0]
+	}
+	return c, c.Validate()
+}
+
+// Validate checks ranges and enumerations and names the offending key.
+func (c Hub) Validate() error {
+	switch {
+	case c.Port < 1 || c.Port > 65535:
+		return fmt.Errorf("port %d: must be between 1 and 65535", c.Port)
+	case strings.TrimSpace(c.DB) == "":
+		return fmt.Errorf("db: must not be empty")
+	case c.DBMaxConns < 1 || c.DBMaxConns > 1000:
+		return fmt.Errorf("db_max_conns %d (NETMON_DB_MAX_CONNS): must be between 1 and 1000", c.DBMaxConns)
+	case c.RetentionHours < 1:
+		return fmt.Errorf("retention-hours %d: must be at least 1", c.RetentionHours)
+	}
+	if _, err := logging.New(nopWriter{}, c.LogFormat, c.LogLevel); err != nil {
+		return err
+	}
+	return nil
+}
+
+type nopWriter struct{}
+
+func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// newViper returns a local viper that reads NETMON_* variables.
+func newViper() *viper.Viper {
+	v := viper.New()
+	v.SetEnvPrefix(EnvPrefix)
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	v.AutomaticEnv()
+	return v
+}
+
+// bindFlags binds every flag of fs under its underscore key.
+func bindFlags(v *viper.Viper, fs *pflag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Name == "help" || err != nil {
+			return
+		}
+		key := strings.ReplaceAll(f.Name, "-", "_")
+		if e := v.BindPFlag(key, f); e != nil {
+			err = fmt.Errorf("bind flag %s: %w", f.Name, e)
+		}
+	})
+	return err
+}
+
+// readFile loads a YAML file into v after checking its top-level keys.
+func readFile(v *viper.Viper, file string, known []string) error {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("read config file: %w", err)
+	}
+	var top map[string]any
+	if err := yaml.Unmarshal(raw, &top); err != nil {
+		return fmt.Errorf("config file %s: %w", file, err)
+	}
+	for k := range top {
+		if !containsKey(known, k) {
+			return fmt.Errorf("config file %s: unknown key %q (known keys: %s)", file, k, strings.Join(known, ", "))
+		}
+	}
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(strings.NewReader(string(raw))); err != nil {
+		return fmt.Errorf("config file %s: %w", file, err)
+	}
+	return nil
+}
+
+func containsKey(list []string, k string) bool {
+	for _, s := range list {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
+// getInt reads an integer key; strings (from the environment) must be
+// decimal integers, YAML numbers must be whole.
+func getInt(v *viper.Viper, key string) (int, error) {
+	switch x := v.Get(key).(type) {
+	case int:
+		return x, nil
+	case int64:
+		return int(x), nil
+	case float64:
+		if x != float64(int(x)) {
+			return 0, fmt.Errorf("%s: %v is not a whole number", key, x)
+		}
+		return int(x), nil
+	case string:
+		n, err := strconv.Atoi(strings.TrimSpace(x))
+		if err != nil {
+			return 0, fmt.Errorf("%s: %q is not an integer", key, x)
+		}
+		return n, nil
+	default:
+		return 0, fmt.Errorf("%s: %v is not an integer", key, x)
+	}
+}
+
+// getBool reads a boolean key; strings accept what strconv.ParseBool does.
+func getBool(v *viper.Viper, key string) (bool, error) {
+	switch x := v.Get(key).(type) {
+	case bool:
+		return x, nil
+	case string:
+		b, err := strconv.ParseBool(strings.TrimSpace(x))
+		if err != nil {
+			return false, fmt.Errorf("%s: %q is not a boolean (true or false)", key, x)
+		}
+		return b, nil
+	default:
+		return false, fmt.Errorf("%s: %v is not a boolean", key, x)
+	}
+}
+
+// getString reads a string key.
+func getString(v *viper.Viper, key string) (string, error) {
+	switch x := v.Get(key).(type) {
+	case nil:
+		return "", nil
+	case string:
+		return x, nil
+	case int, int64, float64, bool:
+		return fmt.Sprint(x), nil
+	default:
+		return "", fmt.Errorf("%s: %v is not a string", key, x)
+	}
+}

@@ -1,0 +1,137 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
+)
+
+// load parses args into a fresh hub flag set and loads the configuration.
+func load(t *testing.T, args ...string) (Hub, error) {
+	t.Helper()
+	fs := pflag.NewFlagSet("hub", pflag.ContinueOnError)
+	AddHubFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("parse %v: %v", args, err)
+	}
+	return LoadHub(fs)
+}
+
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "netmon.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadHubDefaults(t *testing.T) {
+	got, err := load(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(got, DefaultHub()); diff != "" {
+		t.Errorf("defaults (-got, +want):\n%s", diff)
+	}
+}
+
+func TestLoadHubPrecedence(t *testing.T) {
+	file := writeFile(t, "port: 9001\nretention_hours: 24\ndb: from-file.db\nlog_format: json\nprune: false\n")
+	tests := []struct {
+		desc string
+		env  map[string]string
+		args []string
+		want func(h *Hub)
+	}{
+		{
+			desc: "file over defaults",
+			args: []string{"--config", file},
+			want: func(h *Hub) {
+				h.Port, h.RetentionHours, h.DB, h.LogFormat, h.Prune, h.File = 9001, 24, "from-file.db", "json", false, file
+			},
+		},
+		{
+			desc: "environment over file",
+			env:  map[string]string{"NETMON_PORT": "9002", "NETMON_DB_MAX_CONNS": "8", "NETMON_PRUNE": "true"},
+			args: []string{"--config", file},
+			want: func(h *Hub) {
+				h.Port, h.RetentionHours, h.DB, h.LogFormat, h.Prune, h.File, h.DBMaxConns = 9002, 24, "from-file.db", "json", true, file, 8
+			},
+		},
+		{
+			desc: "flags over environment and file",
+			env:  map[string]string{"NETMON_PORT": "9002", "NETMON_RETENTION_HOURS": "48"},
+			args: []string{"--config", file, "--port", "9003", "--dev"},
+			want: func(h *Hub) {
+				h.Port, h.RetentionHours, h.DB, h.LogFormat, h.Prune, h.File, h.Dev = 9003, 48, "from-file.db", "json", false, file, true
+			},
+		},
+		{
+			desc: "config file named by the environment",
+			env:  map[string]string{"NETMON_CONFIG": file},
+			want: func(h *Hub) {
+				h.Port, h.RetentionHours, h.DB, h.LogFormat, h.Prune, h.File = 9001, 24, "from-file.db", "json", false, file
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			got, err := load(t, tt.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := DefaultHub()
+			tt.want(&want)
+			if diff := cmp.Diff(got, want); diff != "" {
+				t.Errorf("(-got, +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLoadHubErrors(t *testing.T) {
+	tests := []struct {
+		desc    string
+		env     map[string]string
+		file    string
+		args    []string
+		wantErr string
+	}{
+		{desc: "port out of range", args: []string{"--port", "70000"}, wantErr: "port 70000: must be between 1 and 65535"},
+		{desc: "port zero", args: []string{"--port", "0"}, wantErr: "port 0: must be between 1 and 65535"},
+		{desc: "retention below one", args: []string{"--retention-hours", "0"}, wantErr: "retention-hours 0: must be at least 1"},
+		{desc: "empty db", args: []string{"--db", " "}, wantErr: "db: must not be empty"},
+		{desc: "bad log format", args: []string{"--log-format", "xml"}, wantErr: `log format "xml"`},
+		{desc: "bad log level", args: []string{"--log-level", "verbose"}, wantErr: `log level "verbose"`},
+		{desc: "env port not a number", env: map[string]string{"NETMON_PORT": "eighty"}, wantErr: `port: "eighty" is not an integer`},
+		{desc: "env bool not a bool", env: map[string]string{"NETMON_PRUNE": "maybe"}, wantErr: `prune: "maybe" is not a boolean`},
+		{desc: "pool size out of range", env: map[string]string{"NETMON_DB_MAX_CONNS": "0"}, wantErr: "db_max_conns 0 (NETMON_DB_MAX_CONNS): must be between 1 and 1000"},
+		{desc: "unknown file key", file: "prot: 80\n", wantErr: `unknown key "prot"`},
+		{desc: "file not YAML", file: "port: [\n", wantErr: "config file"},
+		{desc: "fractional number in file", file: "port: 80.5\n", wantErr: "port: 80.5 is not a whole number"},
+		{desc: "missing file", args: []string{"--config", "/nonexistent/netmon.yaml"}, wantErr: "read config file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			args := tt.args
+			if tt.file != "" {
+				args = append(args, "--config", writeFile(t, tt.file))
+			}
+			_, err := load(t, args...)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}

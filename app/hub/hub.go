@@ -1,0 +1,175 @@
+// Package hub is the composition root of the hub process: New builds every
+// component from the configuration in dependency order, Start starts them
+// in that order and Stop stops them in reverse. It is the only package that
+// imports all the others (with app/api); nothing imports it but app/cli.
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"netmon/app/api"
+	"netmon/app/config"
+	"netmon/app/version"
+	"netmon/store"
+	"netmon/ui"
+)
+
+// DrainTimeout bounds how long Stop waits for in-flight requests.
+const DrainTimeout = 10 * time.Second
+
+// Hub is a running (or ready to run) hub process.
+type Hub struct {
+	log *slog.Logger
+	cfg config.Hub
+
+	reg       *prometheus.Registry
+	db        *store.DB
+	retention *store.Retention
+	api       *api.Server
+	srv       *http.Server
+	ln        net.Listener
+
+	serveErr chan error
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// New returns a hub for cfg. It does no work: Start opens and listens.
+// A Port of 0 picks a free port (tests); Addr tells which.
+func New(log *slog.Logger, cfg config.Hub) *Hub {
+	return &Hub{log: log, cfg: cfg, serveErr: make(chan error, 1)}
+}
+
+// Start opens the store (applying migrations), starts the maintenance loop
+// and begins serving HTTP. On error everything already started is stopped.
+func (h *Hub) Start(ctx context.Context) (err error) {
+	begin := time.Now()
+	defer func() {
+		if err != nil {
+			_ = h.Stop(context.Background())
+		}
+	}()
+	h.reg = prometheus.NewRegistry()
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "netmon_build_info",
+		Help:        "Always 1; the labels say which build is running.",
+		ConstLabels: prometheus.Labels{"version": version.Version, "commit": version.Commit, "protocol_version": strconv.Itoa(version.ProtocolVersion)},
+	})
+	buildInfo.Set(1)
+	h.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		buildInfo,
+	)
+
+	scfg := store.DefaultConfig()
+	scfg.DSN, scfg.MaxConns = h.cfg.DB, h.cfg.DBMaxConns
+	h.db, err = store.Open(ctx, h.log.With("component", "store"), scfg)
+	if err != nil {
+		return err
+	}
+	for _, c := range h.db.Collectors() {
+		if err := h.reg.Register(c); err != nil {
+			return fmt.Errorf("register database metrics: %w", err)
+		}
+	}
+
+	rcfg := store.DefaultRetentionConfig()
+	rcfg.Hours, rcfg.Enabled = h.cfg.RetentionHours, h.cfg.Prune
+	h.retention = store.NewRetention(h.log.With("component", "retention"), rcfg, h.db, h.reg)
+	// Producers register their raw time-series tables here, before Start.
+	if err := h.retention.Start(); err != nil {
+		return fmt.Errorf("start retention: %w", err)
+	}
+
+	acfg := api.DefaultConfig()
+	acfg.Version = version.Version
+	h.api, err = api.New(h.log.With("component", "api"), acfg, api.Deps{
+		DB:      h.db,
+		Metrics: h.reg,
+		UI:      ui.New(ui.Config{Dev: h.cfg.Dev}),
+	})
+	if err != nil {
+		return fmt.Errorf("build api: %w", err)
+	}
+
+	h.ln, err = net.Listen("tcp", ":"+strconv.Itoa(h.cfg.Port))
+	if err != nil {
+		return fmt.Errorf("listen on port %d: %w", h.cfg.Port, err)
+	}
+	h.srv = &http.Server{
+		Handler:           h.api.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(h.log.With("component", "http").Handler(), slog.LevelWarn),
+	}
+	go func() {
+		if err := h.srv.Serve(h.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			h.serveErr <- err
+		}
+		close(h.serveErr)
+	}()
+	h.log.Info("hub started",
+		"version", version.Version,
+		"addr", h.ln.Addr().String(),
+		"db", h.db.Redacted(),
+		"dialect", string(h.db.Dialect()),
+		"retention_hours", h.cfg.RetentionHours,
+		"prune", h.cfg.Prune,
+		"dev", h.cfg.Dev,
+		"startup_ms", time.Since(begin).Milliseconds())
+	return nil
+}
+
+// Log is the hub's logger.
+func (h *Hub) Log() *slog.Logger { return h.log }
+
+// Addr is the address the hub listens on (after Start).
+func (h *Hub) Addr() net.Addr { return h.ln.Addr() }
+
+// Errors delivers a fatal serving error, and is closed when serving ends.
+func (h *Hub) Errors() <-chan error { return h.serveErr }
+
+// Stop stops accepting connections, lets in-flight requests finish for up
+// to DrainTimeout (or ctx's deadline if sooner), then stops the maintenance
+// loop and closes the store. It is safe to call more than once.
+func (h *Hub) Stop(ctx context.Context) error {
+	h.stopOnce.Do(func() {
+		var errs []error
+		if h.srv != nil {
+			dctx, cancel := context.WithTimeout(ctx, DrainTimeout)
+			if err := h.srv.Shutdown(dctx); err != nil {
+				errs = append(errs, fmt.Errorf("drain http: %w", err))
+				_ = h.srv.Close()
+			}
+			cancel()
+		} else if h.ln != nil {
+			_ = h.ln.Close()
+		}
+		if h.retention != nil {
+			if err := h.retention.Stop(); err != nil {
+				errs = append(errs, fmt.Errorf("stop retention: %w", err))
+			}
+		}
+		if h.db != nil {
+			if err := h.db.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close store: %w", err))
+			}
+		}
+		h.stopErr = errors.Join(errs...)
+		h.log.Info("hub stopped")
+	})
+	return h.stopErr
+}
