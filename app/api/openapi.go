@@ -82,10 +82,13 @@ func renderDocument(routes []Route, version string) (renderedDoc, error) {
 			},
 		},
 	}
-	raw, err := json.Marshal(doc)
-	if err != nil {
+	var enc bytes.Buffer
+	je := json.NewEncoder(&enc)
+	je.SetEscapeHTML(false) // served as JSON, never as HTML: keep <id> readable
+	if err := je.Encode(doc); err != nil {
 		return renderedDoc{}, err
 	}
+	raw := bytes.TrimSpace(enc.Bytes())
 	// invopop writes references to its own $defs; the document keeps them
 	// under components.
 	raw = bytes.ReplaceAll(raw, []byte(`"#/$defs/`), []byte(`"#/components/schemas/`))

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -32,7 +31,7 @@ requests get up to 10 seconds, then the database is closed.`,
 			if err != nil {
 				return usageError{err}
 			}
-			log, err := logging.New(os.Stderr, cfg.LogFormat, cfg.LogLevel)
+			log, err := logging.New(cmd.ErrOrStderr(), cfg.LogFormat, cfg.LogLevel)
 			if err != nil {
 				return usageError{err}
 			}
@@ -52,7 +51,7 @@ func runHub(ctx context.Context, h *hub.Hub) error {
 	var serveErr error
 	select {
 	case <-ctx.Done():
-		h.Log().Info("signal received, stopping", "drain_timeout", hub.DrainTimeout)
+		h.Log().Info("signal received, stopping", "drain_timeout", hub.DrainTimeout.String())
 	case err, ok := <-h.Errors():
 		if ok {
 			serveErr = fmt.Errorf("http server: %w", err)

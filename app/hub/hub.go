@@ -40,6 +40,9 @@ type Hub struct {
 	srv       *http.Server
 	ln        net.Listener
 
+	// wrap, when set (tests only), wraps the API handler.
+	wrap func(http.Handler) http.Handler
+
 	serveErr chan error
 	stopOnce sync.Once
 	stopErr  error
@@ -108,8 +111,12 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("listen on port %d: %w", h.cfg.Port, err)
 	}
+	handler := h.api.Handler()
+	if h.wrap != nil {
+		handler = h.wrap(handler)
+	}
 	h.srv = &http.Server{
-		Handler:           h.api.Handler(),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
