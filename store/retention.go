@@ -1,0 +1,244 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// RetentionConfig configures the purge of raw time-series rows.
+type RetentionConfig struct {
+	// Hours is how long raw rows are kept: a run deletes the rows whose
+	// timestamp is older than now minus Hours. Must be positive.
+	Hours int
+	// Interval is the time between two runs. Must be positive.
+	Interval time.Duration
+	// Enabled runs the purge in the background after Start. When false,
+	// Start starts nothing; RunOnce still works (for an admin command).
+	Enabled bool
+}
+
+// DefaultRetentionConfig returns the default retention: seven days of raw
+// rows, purged every ten minutes.
+func DefaultRetentionConfig() RetentionConfig {
+	return RetentionConfig{Hours: 168, Interval: 10 * time.Minute, Enabled: true}
+}
+
+const (
+	// retentionBatch is the number of rows one DELETE removes. On SQLite
+	// each statement holds the write lock; small batches let the ingest
+	// writers in between, so a large backlog never stalls them for long.
+	retentionBatch = 5000
+	// retentionFirstRun is the longest wait before the first run after
+	// Start (shorter when Interval is): late enough not to compete with
+	// the hub's start, soon enough that a hub restarted more often than
+	// Interval still purges.
+	retentionFirstRun = time.Minute
+)
+
+// identifier is what Register accepts as a table or column name: lower-case
+// SQL identifiers only, so names can be put in SQL text safely.
+var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// retentionTable is a registered table and its batch DELETE statement.
+type retentionTable struct {
+	name  string
+	query string
+}
+
+// Retention deletes expired rows from the raw time-series tables that other
+// packages register. It is a component: NewRetention, Register, then Start
+// and Stop.
+type Retention struct {
+	log     *slog.Logger
+	cfg     RetentionConfig
+	db      *DB
+	metrics *retentionMetrics
+
+	mu      sync.Mutex
+	tables  []retentionTable
+	started bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// NewRetention returns a Retention purging tables of db. It does no work.
+// log should carry component=retention (app/hub adds it); nil discards.
+// Its metrics are registered on reg unless reg is nil; like any collector
+// they can be registered once per Registerer (a second Retention on the
+// same one panics).
+func NewRetention(log *slog.Logger, cfg RetentionConfig, db *DB, reg prometheus.Registerer) *Retention {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Retention{
+		log:     log,
+		cfg:     cfg,
+		db:      db,
+		metrics: newRetentionMetrics(reg),
+	}
+}
+
+// Register adds a table to purge: rows whose tsColumn (Unix seconds) is
+// older than the retention are deleted. Both names must match
+// ^[a-z_][a-z0-9_]*$; a table may be registered once, and only before
+// Start. On SQLite the table must have a rowid (no WITHOUT ROWID).
+func (r *Retention) Register(table, tsColumn string) error {
+	for _, id := range []string{table, tsColumn} {
+		if !identifier.MatchString(id) || len(id) > 63 {
+			return fmt.Errorf("register retention table %q: invalid identifier %q", table, id)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.started {
+		return fmt.Errorf("register retention table %q: retention already started", table)
+	}
+	for _, t := range r.tables {
+		if t.name == table {
+			return fmt.Errorf("register retention table %q: already registered", table)
+		}
+	}
+	// The subquery picks one batch by the cheapest row address of each
+	// engine; with an index on tsColumn both plans touch only that batch.
+	rowAddr := "rowid"
+	if r.db.Dialect() == Postgres {
+		rowAddr = "ctid"
+	}
+	query := fmt.Sprintf(`DELETE FROM "%[1]s" WHERE %[3]s IN (SELECT %[3]s FROM "%[1]s" WHERE "%[2]s" < $1 LIMIT %[4]d)`,
+		table, tsColumn, rowAddr, retentionBatch)
+	r.tables = append(r.tables, retentionTable{name: table, query: query})
+	// Export the series at zero from the start.
+	r.metrics.deletedRows.WithLabelValues(table)
+	r.metrics.errors.WithLabelValues(table)
+	return nil
+}
+
+// Start starts the background purge when enabled: a first run after
+// Interval or one minute, whichever is shorter, then one every Interval.
+// After Start, Register is refused.
+func (r *Retention) Start() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.started {
+		return errors.New("start retention: already started")
+	}
+	if !r.cfg.Enabled {
+		r.started = true
+		r.log.Info("retention disabled")
+		return nil
+	}
+	if r.cfg.Hours <= 0 || r.cfg.Interval <= 0 {
+		return fmt.Errorf("start retention: hours (%d) and interval (%s) must be positive", r.cfg.Hours, r.cfg.Interval)
+	}
+	r.started = true
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	r.done = make(chan struct{})
+	go r.loop(ctx, r.done, min(r.cfg.Interval, retentionFirstRun))
+	r.log.Info("retention started", "hours", r.cfg.Hours, "interval", r.cfg.Interval, "tables", len(r.tables))
+	return nil
+}
+
+// Stop stops the background purge, cancelling a run in progress, and
+// waits for it to end. It is a no-op when nothing runs.
+func (r *Retention) Stop() error {
+	r.mu.Lock()
+	cancel, done := r.cancel, r.done
+	r.cancel, r.done = nil, nil
+	r.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	<-done
+	return nil
+}
+
+// running tells whether the background loop is active (for tests).
+func (r *Retention) running() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.done != nil
+}
+
+func (r *Retention) loop(ctx context.Context, done chan<- struct{}, first time.Duration) {
+	defer close(done)
+	timer := time.NewTimer(first)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		// RunOnce logs and counts its failures; the next run retries.
+		_, _ = r.RunOnce(ctx)
+		timer.Reset(r.cfg.Interval)
+	}
+}
+
+// RunOnce purges every registered table once and returns the number of
+// rows deleted per table. A failing table does not stop the others: its
+// failure is logged and counted, and RunOnce returns all failures joined.
+func (r *Retention) RunOnce(ctx context.Context) (map[string]int64, error) {
+	if r.cfg.Hours <= 0 {
+		return nil, fmt.Errorf("run retention: hours must be positive, got %d", r.cfg.Hours)
+	}
+	r.mu.Lock()
+	tables := r.tables[:len(r.tables):len(r.tables)]
+	r.mu.Unlock()
+
+	start := time.Now()
+	cutoff := start.Add(-time.Duration(r.cfg.Hours) * time.Hour).Unix()
+	deleted := make(map[string]int64, len(tables))
+	var errs []error
+	for _, t := range tables {
+		n, err := r.purge(ctx, t, cutoff)
+		deleted[t.name] = n
+		r.metrics.deletedRows.WithLabelValues(t.name).Add(float64(n))
+		if err != nil && ctx.Err() != nil {
+			// Stopping, not failing.
+			errs = append(errs, fmt.Errorf("purge table %s: %w", t.name, ctx.Err()))
+			break
+		}
+		if err != nil {
+			r.metrics.errors.WithLabelValues(t.name).Inc()
+			r.log.Warn("purge failed", "table", t.name, "deleted", n, "error", err)
+			errs = append(errs, fmt.Errorf("purge table %s: %w", t.name, err))
+			continue
+		}
+		if n > 0 {
+			r.log.Info("rows purged", "table", t.name, "deleted", n, "cutoff", cutoff)
+		}
+	}
+	r.metrics.runDuration.Observe(time.Since(start).Seconds())
+	r.metrics.lastRun.SetToCurrentTime()
+	return deleted, errors.Join(errs...)
+}
+
+// purge deletes t's rows older than cutoff, one batch per statement (each
+// its own transaction), until a batch comes back short.
+func (r *Retention) purge(ctx context.Context, t retentionTable, cutoff int64) (int64, error) {
+	var total int64
+	for {
+		res, err := r.db.Writer().ExecContext(ctx, t.query, cutoff)
+		if err != nil {
+			return total, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n < retentionBatch {
+			return total, nil
+		}
+	}
+}

@@ -1,0 +1,38 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The settings table holds small named documents (a key and a text value,
+// usually JSON) that later features use for their configuration.
+
+// GetSetting returns the value stored under key, or an error wrapping
+// ErrNotFound when there is none.
+func (db *DB) GetSetting(ctx context.Context, key string) (string, error) {
+	const q = `SELECT value FROM settings WHERE key = $1`
+	var value string
+	err := db.reader.QueryRowContext(ctx, q, key).Scan(&value)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("get setting %q: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("get setting %q: %w", key, err)
+	}
+	return value, nil
+}
+
+// PutSetting stores value under key, replacing any previous value, and
+// stamps it with the current time.
+func (db *DB) PutSetting(ctx context.Context, key, value string) error {
+	const q = `INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`
+	if _, err := db.writer.ExecContext(ctx, q, key, value, time.Now().Unix()); err != nil {
+		return fmt.Errorf("put setting %q: %w", key, err)
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package store_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"netmon/store"
+	"netmon/store/storetest"
+)
+
+func TestSettings(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tests := []struct {
+			desc    string
+			puts    [][2]string // key, value, in order
+			get     string
+			want    string
+			wantErr error
+		}{
+			{desc: "missing key", get: "absent", wantErr: store.ErrNotFound},
+			{desc: "round trip", puts: [][2]string{{"a", "1"}}, get: "a", want: "1"},
+			{desc: "update replaces", puts: [][2]string{{"b", "old"}, {"b", "new"}}, get: "b", want: "new"},
+			{desc: "empty value", puts: [][2]string{{"c", ""}}, get: "c", want: ""},
+			{desc: "JSON document", puts: [][2]string{{"d", `{"name":"é","n":[1,2]}`}}, get: "d", want: `{"name":"é","n":[1,2]}`},
+			{desc: "other key untouched", puts: [][2]string{{"e", "1"}, {"f", "2"}}, get: "e", want: "1"},
+			{desc: "keys are case-sensitive", puts: [][2]string{{"G", "1"}}, get: "g", wantErr: store.ErrNotFound},
+		}
+		for _, tt := range tests {
+			t.Run(tt.desc, func(t *testing.T) {
+				for _, kv := range tt.puts {
+					if err := db.PutSetting(t.Context(), kv[0], kv[1]); err != nil {
+						t.Fatalf("PutSetting(%q): %v", kv[0], err)
+					}
+				}
+				got, err := db.GetSetting(t.Context(), tt.get)
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("GetSetting(%q) error = %v, want %v", tt.get, err, tt.wantErr)
+				}
+				if diff := cmp.Diff(got, tt.want); diff != "" {
+					t.Errorf("GetSetting(%q) (-got, +want):\n%s", tt.get, diff)
+				}
+			})
+		}
+	})
+}
+
+func TestPutSettingStampsTime(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		before := time.Now().Unix()
+		if err := db.PutSetting(t.Context(), "k", "v"); err != nil {
+			t.Fatal(err)
+		}
+		var got int64
+		if err := db.Reader().QueryRowContext(t.Context(), `SELECT updated_at FROM settings WHERE key = $1`, "k").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if after := time.Now().Unix(); got < before || got > after {
+			t.Errorf("updated_at = %d, want within [%d, %d]", got, before, after)
+		}
+	})
+}
