@@ -1,0 +1,139 @@
+package hub
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// importRules holds STYLE.md's "which way imports run": for each package
+// (by directory prefix, longest match wins) the netmon packages it may
+// import. A new wrong arrow fails this test; a new package needs a row.
+var importRules = []struct {
+	pkg   string
+	allow []string
+}{
+	{"", []string{"app/cli"}}, // main.go
+	{"app/cli", []string{"app/config", "app/hub", "app/logging", "app/version"}},
+	{"app/config", []string{"app/logging"}},
+	{"app/logging", nil},
+	{"app/version", nil},
+	{"app/hub", []string{"app/api", "app/config", "app/version", "store", "ui"}},
+	{"app/api", []string{"app/logging", "app/version", "ui"}},
+	{"store/migrations", nil},
+	{"store/storetest", []string{"store"}},
+	{"store", []string{"store/migrations"}},
+	{"ui", nil},
+}
+
+func TestImportDirection(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bad []string
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules" || name == "bin") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		// Tests may use helpers across the layers (store/storetest); the
+		// rules hold the graph the binary is built from.
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			rel = ""
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		allow, ok := allowedFor(rel)
+		if !ok {
+			bad = append(bad, rel+": no import rule for this package; add one to importRules")
+			return nil
+		}
+		for _, imp := range f.Imports {
+			p := strings.Trim(imp.Path.Value, `"`)
+			if p != "netmon" && !strings.HasPrefix(p, "netmon/") {
+				continue
+			}
+			target := strings.TrimPrefix(strings.TrimPrefix(p, "netmon"), "/")
+			if target == rel {
+				continue
+			}
+			if !contains(allow, target) {
+				bad = append(bad, filepath.ToSlash(strings.TrimPrefix(path, root+"/"))+" imports "+p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(bad)
+	for _, b := range dedupe(bad) {
+		t.Error(b)
+	}
+}
+
+func allowedFor(pkg string) ([]string, bool) {
+	best, found := -1, false
+	var allow []string
+	for _, r := range importRules {
+		if pkg == r.pkg || (r.pkg != "" && strings.HasPrefix(pkg, r.pkg+"/")) {
+			if len(r.pkg) > best {
+				best, allow, found = len(r.pkg), r.allow, true
+			}
+		}
+	}
+	return allow, found
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func dedupe(s []string) []string {
+	var out []string
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func TestTopLevelEntries(t *testing.T) {
+	allowed := map[string]bool{"main.go": true, "app": true, "store": true, "capture": true, "collectors": true,
+		"alerting": true, "agentmode": true, "ui": true, "testdata": true, "go.mod": true, "go.sum": true,
+		"Makefile": true, "README.md": true, "bin": true, "netmon.db": true, "netmon.db-wal": true, "netmon.db-shm": true}
+	entries, err := os.ReadDir(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") && !allowed[e.Name()] {
+			t.Errorf("top-level entry %q is not one the user fixed", e.Name())
+		}
+	}
+}
