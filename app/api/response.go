@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"netmon/app/auth"
 )
 
 // Error is an error with the HTTP status and the message the client sees.
@@ -41,6 +43,10 @@ type AuthErrorBody struct {
 func (s *Server) writeError(c *gin.Context, err error) {
 	var apiErr *Error
 	var tooBig *http.MaxBytesError
+	if status := authStatus(err); status != 0 {
+		c.AbortWithStatusJSON(status, ErrorBody{Error: err.Error()})
+		return
+	}
 	switch {
 	case errors.As(err, &apiErr):
 		if apiErr.Status >= 500 {
@@ -53,6 +59,25 @@ func (s *Server) writeError(c *gin.Context, err error) {
 		s.log.ErrorContext(c, "request failed", "status", http.StatusInternalServerError, "error", err)
 		c.AbortWithStatusJSON(http.StatusInternalServerError, ErrorBody{Error: "internal server error; the hub log has the details under this request's X-Request-Id"})
 	}
+}
+
+// authStatus maps the user-facing errors of the auth service.
+func authStatus(err error) int {
+	switch auth.KindOf(err) {
+	case auth.KindInvalid:
+		return http.StatusBadRequest
+	case auth.KindUnauthorized:
+		return http.StatusUnauthorized
+	case auth.KindForbidden:
+		return http.StatusForbidden
+	case auth.KindNotFound:
+		return http.StatusNotFound
+	case auth.KindConflict:
+		return http.StatusConflict
+	case auth.KindThrottled:
+		return http.StatusTooManyRequests
+	}
+	return 0
 }
 
 func tooLargeMessage(limit int64) string {

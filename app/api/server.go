@@ -12,10 +12,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"netmon/app/auth"
+	"netmon/app/auth/oidc"
+	"netmon/store"
 )
 
 // Config is the API server's configuration.
@@ -46,6 +52,31 @@ type Deps struct {
 	Metrics *prometheus.Registry
 	// UI serves every GET/HEAD outside /api (the UI shell fallback).
 	UI http.Handler
+	// Auth identifies callers and manages users, tokens and sessions; nil
+	// (unit tests of the plumbing) means everything is open.
+	Auth *auth.Service
+	// SSO is the OpenID Connect login; nil or disabled answers 404.
+	SSO SSO
+	// Audit reads and verifies the audit chain.
+	Audit AuditReader
+	// PublicURL is the hub's external address: a trusted origin for the
+	// CSRF check and the Secure flag of cookies when it is https.
+	PublicURL string
+	// TrustedProxies may set the client address with X-Forwarded-For.
+	TrustedProxies []netip.Prefix
+}
+
+// SSO is the OpenID Connect login (app/auth/oidc.Provider).
+type SSO interface {
+	Enabled() bool
+	Begin(ctx context.Context, w http.ResponseWriter, r *http.Request) (string, error)
+	Finish(ctx context.Context, w http.ResponseWriter, r *http.Request) (oidc.Login, error)
+}
+
+// AuditReader lists and verifies the audit chain (*store.DB).
+type AuditReader interface {
+	ListAudit(ctx context.Context, f store.AuditFilter) ([]store.AuditEvent, error)
+	VerifyAudit(ctx context.Context) (store.AuditVerify, error)
 }
 
 // Server is the hub's HTTP API.
@@ -59,6 +90,8 @@ type Server struct {
 	metrics *httpMetrics
 	// metricsHandler serves /metrics from deps.Metrics.
 	metricsHandler http.Handler
+	// cop is the CSRF check of cookie and login requests.
+	cop *http.CrossOriginProtection
 	// templates maps gin's path syntax to the table's OpenAPI template,
 	// the route label of the metrics.
 	templates map[string]string
@@ -79,7 +112,16 @@ func build(log *slog.Logger, cfg Config, deps Deps, table func(*Server) []Route)
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = DefaultConfig().BodyLimit
 	}
-	s := &Server{log: log, cfg: cfg, deps: deps, templates: map[string]string{}}
+	s := &Server{log: log, cfg: cfg, deps: deps, templates: map[string]string{}, cop: http.NewCrossOriginProtection()}
+	if deps.PublicURL != "" {
+		u, err := url.Parse(deps.PublicURL)
+		if err != nil {
+			return nil, fmt.Errorf("public url: %w", err)
+		}
+		if err := s.cop.AddTrustedOrigin(u.Scheme + "://" + u.Host); err != nil {
+			return nil, fmt.Errorf("public url as trusted origin: %w", err)
+		}
+	}
 	m, err := newHTTPMetrics(deps.Metrics)
 	if err != nil {
 		return nil, err
@@ -113,14 +155,19 @@ func (s *Server) buildEngine() *gin.Engine {
 	e.RedirectFixedPath = false
 	// Handlers use *gin.Context as their context.Context: make it the request's.
 	e.ContextWithFallback = true
-	// The client address is the direct peer; proxy headers are trusted only
-	// from proxies configured later (RELIABILITY case 21).
-	_ = e.SetTrustedProxies(nil)
-	e.Use(s.recoverer, s.requestID, s.observe, securityHeaders)
+	// The client address is the direct peer unless it is a configured
+	// trusted proxy; then gin takes X-Forwarded-For / X-Real-IP, ignoring
+	// unparsable values (RELIABILITY case 21).
+	var proxies []string
+	for _, p := range s.deps.TrustedProxies {
+		proxies = append(proxies, p.String())
+	}
+	_ = e.SetTrustedProxies(proxies) // already parsed: cannot fail
+	e.Use(s.recoverer, s.requestID, s.observe, securityHeaders, requestInfo, s.csrf)
 	for _, r := range s.routes {
 		ginPath := toGinPath(r.Path)
 		s.templates[ginPath] = r.Path
-		e.Handle(r.Method, ginPath, s.bodyLimit(s.cfg.BodyLimit), r.Do.handler(s))
+		e.Handle(r.Method, ginPath, s.bodyLimit(s.cfg.BodyLimit), s.authorize(r), r.Do.handler(s))
 	}
 	e.NoRoute(s.noRoute)
 	e.NoMethod(func(c *gin.Context) {

@@ -48,6 +48,8 @@ type Hub struct {
 	LogLevel string
 	// File is the YAML file the configuration was read from, if any.
 	File string
+	// Access configures authentication, sessions, the vault and SSO.
+	Access Access
 }
 
 // DefaultHub returns the defaults of spec section 1.
@@ -60,6 +62,7 @@ func DefaultHub() Hub {
 		Prune:          true,
 		LogFormat:      "text",
 		LogLevel:       "info",
+		Access:         DefaultAccess(),
 	}
 }
 
@@ -76,11 +79,12 @@ func AddHubFlags(fs *pflag.FlagSet) {
 	fs.String("config", "", "YAML configuration file; keys are the flag names with '_' for '-' (env NETMON_CONFIG)")
 	fs.String("log-format", d.LogFormat, "log format: text or json (env NETMON_LOG_FORMAT)")
 	fs.String("log-level", d.LogLevel, "minimum log level: debug, info, warn or error (env NETMON_LOG_LEVEL)")
+	addAccessFlags(fs)
 }
 
 // hubKeys are the keys a hub configuration file may hold. A file with any
 // other key is refused, so a typo is an error rather than a silent default.
-var hubKeys = []string{"port", "dev", "db", "db_max_conns", "retention_hours", "prune", "log_format", "log_level"}
+var hubKeys = append([]string{"port", "dev", "db", "db_max_conns", "retention_hours", "prune", "log_format", "log_level"}, accessKeys...)
 
 // LoadHub merges fs (already parsed), the process environment and the YAML
 // file named by --config / NETMON_CONFIG, then validates the result.
@@ -124,6 +128,7 @@ func LoadHub(fs *pflag.FlagSet) (Hub, error) {
 	get(err)
 	c.LogLevel, err = getString(v, "log_level")
 	get(err)
+	get(loadAccess(v, &c.Access))
 	if len(errs) > 0 {
 		return Hub{}, errs[0]
 	}
@@ -145,7 +150,7 @@ func (c Hub) Validate() error {
 	if _, err := logging.New(nopWriter{}, c.LogFormat, c.LogLevel); err != nil {
 		return err
 	}
-	return nil
+	return c.Access.validate()
 }
 
 type nopWriter struct{}
@@ -156,7 +161,8 @@ func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 func newViper() *viper.Viper {
 	v := viper.New()
 	v.SetEnvPrefix(EnvPrefix)
-	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	// oidc.client_secret <-> NETMON_OIDC__CLIENT_SECRET, as the spec maps ai.* to NETMON_AI__*.
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_", ".", "__"))
 	v.AutomaticEnv()
 	return v
 }
@@ -186,9 +192,20 @@ func readFile(v *viper.Viper, file string, known []string) error {
 	if err := yaml.Unmarshal(raw, &top); err != nil {
 		return fmt.Errorf("config file %s: %w", file, err)
 	}
-	for k := range top {
+	for k, val := range top {
 		if !containsKey(known, k) {
 			return fmt.Errorf("config file %s: unknown key %q (known keys: %s)", file, k, strings.Join(known, ", "))
+		}
+		if sub, ok := blockKeys[k]; ok {
+			m, isMap := val.(map[string]any)
+			if !isMap && val != nil {
+				return fmt.Errorf("config file %s: %s must be a mapping", file, k)
+			}
+			for sk := range m {
+				if !containsKey(sub, sk) {
+					return fmt.Errorf("config file %s: unknown key %q in %s (known keys: %s)", file, sk, k, strings.Join(sub, ", "))
+				}
+			}
 		}
 	}
 	v.SetConfigType("yaml")

@@ -19,9 +19,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"netmon/app/api"
+	"netmon/app/auth"
+	"netmon/app/auth/oidc"
 	"netmon/app/config"
 	"netmon/app/version"
 	"netmon/store"
+	"netmon/store/vault"
 	"netmon/ui"
 )
 
@@ -36,12 +39,17 @@ type Hub struct {
 	reg       *prometheus.Registry
 	db        *store.DB
 	retention *store.Retention
+	vault     *vault.Vault
+	auth      *auth.Service
 	api       *api.Server
 	srv       *http.Server
 	ln        net.Listener
 
 	// wrap, when set (tests only), wraps the API handler.
 	wrap func(http.Handler) http.Handler
+	// outbound is the HTTP client for calls the hub makes (the OpenID
+	// provider); tests point it at their own TLS servers.
+	outbound *http.Client
 
 	serveErr chan error
 	stopOnce sync.Once
@@ -96,12 +104,33 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("start retention: %w", err)
 	}
 
+	if err := h.startAccess(ctx); err != nil {
+		return err
+	}
+	access := h.cfg.Access
+	proxies, err := config.ParseProxies(access.TrustedProxies)
+	if err != nil {
+		return err
+	}
+	if h.outbound == nil {
+		h.outbound = &http.Client{Timeout: 15 * time.Second}
+	}
+	sso := ssoClient{oidc.New(h.log.With("component", "oidc"), oidc.Config{
+		Issuer: access.OIDC.Issuer, ClientID: access.OIDC.ClientID, ClientSecret: access.OIDC.ClientSecret,
+		RedirectURL: access.OIDCRedirectURL(), GroupRoles: access.OIDC.GroupRoles, DefaultRole: access.OIDC.DefaultRole,
+	}, h.vault), h.outbound}
+
 	acfg := api.DefaultConfig()
 	acfg.Version = version.Version
 	h.api, err = api.New(h.log.With("component", "api"), acfg, api.Deps{
-		DB:      h.db,
-		Metrics: h.reg,
-		UI:      ui.New(ui.Config{Dev: h.cfg.Dev}),
+		DB:             h.db,
+		Metrics:        h.reg,
+		UI:             ui.New(ui.Config{Dev: h.cfg.Dev}),
+		Auth:           h.auth,
+		SSO:            sso,
+		Audit:          h.db,
+		PublicURL:      access.PublicURL,
+		TrustedProxies: proxies,
 	})
 	if err != nil {
 		return fmt.Errorf("build api: %w", err)
@@ -128,6 +157,9 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 		}
 		close(h.serveErr)
 	}()
+	if !h.authRequired(ctx) {
+		h.log.Warn("authentication is OFF: no -auth-password and no user; every request is served as admin. Create an admin with `netmon admin user create` or set NETMON_AUTH_PASSWORD")
+	}
 	h.log.Info("hub started",
 		"version", version.Version,
 		"addr", h.ln.Addr().String(),
@@ -164,6 +196,9 @@ func (h *Hub) Stop(ctx context.Context) error {
 			cancel()
 		} else if h.ln != nil {
 			_ = h.ln.Close()
+		}
+		if h.auth != nil {
+			_ = h.auth.Stop()
 		}
 		if h.retention != nil {
 			if err := h.retention.Stop(); err != nil {

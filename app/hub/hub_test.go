@@ -21,6 +21,9 @@ import (
 func startHub(t *testing.T, cfg config.Hub) *Hub {
 	t.Helper()
 	cfg.Port = 0
+	if cfg.Access.VaultKeyFile == "vault.key" {
+		cfg.Access.VaultKeyFile = filepath.Join(t.TempDir(), "vault.key")
+	}
 	h := New(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
 	if err := h.Start(context.Background()); err != nil {
 		t.Fatalf("start hub: %v", err)
@@ -87,6 +90,7 @@ func TestStartFailsClearly(t *testing.T) {
 		t.Run(tt.desc, func(t *testing.T) {
 			cfg := config.DefaultHub()
 			cfg.DB, cfg.Port = tt.db, 0
+			cfg.Access.VaultKeyFile = filepath.Join(t.TempDir(), "vault.key")
 			h := New(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
 			err := h.Start(context.Background())
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -102,6 +106,7 @@ func TestStartFailsClearly(t *testing.T) {
 func TestStopDrainsInFlightRequests(t *testing.T) {
 	cfg := config.DefaultHub()
 	cfg.DB, cfg.Port = filepath.Join(t.TempDir(), "netmon.db"), 0
+	cfg.Access.VaultKeyFile = filepath.Join(t.TempDir(), "vault.key")
 	h := New(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
 	entered, release := make(chan struct{}), make(chan struct{})
 	h.wrap = func(next http.Handler) http.Handler {

@@ -165,3 +165,12 @@ func unavailable(t testing.TB, why string) {
 func Logger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), nil))
 }
+
+// EachDSN runs fn as two subtests named "sqlite" and "postgres" with a DSN
+// of a fresh, empty database (a file path in t.TempDir(), or a DSN of a
+// fresh schema), for tests that open the store themselves — a whole hub.
+func EachDSN(t *testing.T, fn func(t *testing.T, dsn string)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { fn(t, filepath.Join(t.TempDir(), "netmon.db")) })
+	t.Run("postgres", func(t *testing.T) { fn(t, PostgresDSN(t)) })
+}

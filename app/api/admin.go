@@ -1,0 +1,90 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"netmon/app/auth"
+	"netmon/store"
+)
+
+type idIn struct {
+	ID int64 `path:"id" min:"1" doc:"numeric id"`
+}
+
+type userCreateIn struct {
+	Body auth.UserCreate `body:"json"`
+}
+
+type userUpdateIn struct {
+	ID   int64           `path:"id" min:"1" doc:"user id"`
+	Body auth.UserUpdate `body:"json"`
+}
+
+type tokenCreateIn struct {
+	Body auth.TokenCreate `body:"json"`
+}
+
+func (s *Server) listUsers(c *gin.Context, _ *NoInput) ([]auth.UserView, error) {
+	return s.deps.Auth.ListUsers(c, identity(c))
+}
+
+func (s *Server) createUser(c *gin.Context, in *userCreateIn) (auth.UserView, error) {
+	return s.deps.Auth.CreateUser(c, identity(c), in.Body)
+}
+
+func (s *Server) updateUser(c *gin.Context, in *userUpdateIn) (auth.UserView, error) {
+	return s.deps.Auth.UpdateUser(c, identity(c), in.ID, in.Body)
+}
+
+func (s *Server) deleteUser(c *gin.Context, in *idIn) (OKResult, error) {
+	return OKResult{OK: true}, s.deps.Auth.DeleteUser(c, identity(c), in.ID)
+}
+
+func (s *Server) listTokens(c *gin.Context, _ *NoInput) ([]auth.TokenView, error) {
+	return s.deps.Auth.ListTokens(c, identity(c))
+}
+
+func (s *Server) createToken(c *gin.Context, in *tokenCreateIn) (auth.TokenCreated, error) {
+	return s.deps.Auth.CreateToken(c, identity(c), in.Body)
+}
+
+func (s *Server) deleteToken(c *gin.Context, in *idIn) (OKResult, error) {
+	return OKResult{OK: true}, s.deps.Auth.DeleteToken(c, identity(c), in.ID)
+}
+
+type auditIn struct {
+	Limit    int    `query:"limit" min:"1" max:"1000" default:"100" doc:"most recent events to return"`
+	Actor    string `query:"actor" doc:"exact username"`
+	Action   string `query:"action" doc:"exact action, or a prefix ending in * (user.*)"`
+	Resource string `query:"resource" doc:"substring of the target"`
+	IP       string `query:"ip" doc:"exact client address"`
+	Result   string `query:"result" enum:"ok,error,denied" doc:"outcome"`
+	From     int64  `query:"from" min:"0" doc:"earliest ts, Unix seconds (inclusive)"`
+	To       int64  `query:"to" min:"0" doc:"latest ts, Unix seconds (inclusive)"`
+}
+
+// errAuditGlobal refuses the audit chain to site-bound identities: it
+// records every site, so a site's admin would see the others'.
+var errAuditGlobal = Errorf(http.StatusForbidden, "the audit log covers every site: site-bound identities cannot read it")
+
+func (s *Server) listAudit(c *gin.Context, in *auditIn) ([]store.AuditEvent, error) {
+	if identity(c).SiteBound() {
+		return nil, errAuditGlobal
+	}
+	if in.From > 0 && in.To > 0 && in.From > in.To {
+		return nil, Errorf(http.StatusBadRequest, "query parameter \"from\" must not be after \"to\"")
+	}
+	return s.deps.Audit.ListAudit(c, store.AuditFilter{
+		Limit: in.Limit, Actor: in.Actor, Action: in.Action, Target: in.Resource,
+		IP: in.IP, Result: in.Result, From: in.From, To: in.To,
+	})
+}
+
+func (s *Server) verifyAudit(c *gin.Context, _ *NoInput) (store.AuditVerify, error) {
+	if identity(c).SiteBound() {
+		return store.AuditVerify{}, errAuditGlobal
+	}
+	return s.deps.Audit.VerifyAudit(c)
+}

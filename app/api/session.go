@@ -1,0 +1,170 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"netmon/app/auth"
+	"netmon/app/auth/oidc"
+)
+
+type loginIn struct {
+	Body auth.LoginRequest `body:"json"`
+}
+
+// LoginResult is the answer to a successful login; the token is also set
+// as the nm_session cookie.
+type LoginResult struct {
+	OK    bool   `json:"ok"`
+	Token string `json:"token" jsonschema:"description=session token (64 hex characters), usable as Authorization: Bearer"`
+}
+
+// OKResult is {"ok": true}.
+type OKResult struct {
+	OK bool `json:"ok"`
+}
+
+// AuthStatus is GET /api/auth/status.
+type AuthStatus struct {
+	// Required is true when authentication is on.
+	Required bool `json:"required"`
+	// Authenticated is true when the request carries a valid session or bearer.
+	Authenticated bool `json:"authenticated"`
+	// User is the signed-in identity (absent when not authenticated).
+	User *StatusUser `json:"user,omitempty"`
+	// SSO is true when OpenID Connect login is configured.
+	SSO bool `json:"sso"`
+	// MultiSite is true in multi-site mode.
+	MultiSite bool `json:"multi_site"`
+}
+
+// StatusUser is who is signed in.
+type StatusUser struct {
+	Username string `json:"username"`
+	Role     string `json:"role"`
+	Site     string `json:"site"`
+	// ActorType is user, legacy, token or oidc.
+	ActorType string `json:"actor_type"`
+}
+
+// secureCookies reports whether cookies get the Secure flag: over TLS, or
+// when the public URL is https (TLS ends at a proxy).
+func (s *Server) secureCookies(r *http.Request) bool {
+	return r.TLS != nil || strings.HasPrefix(s.deps.PublicURL, "https://")
+}
+
+func (s *Server) setSessionCookie(c *gin.Context, token string) {
+	http.SetCookie(c.Writer, &http.Cookie{
+		Name: auth.SessionCookie, Value: token, Path: "/", MaxAge: auth.SessionMaxAge,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secureCookies(c.Request),
+	})
+}
+
+func (s *Server) clearSessionCookie(c *gin.Context) {
+	http.SetCookie(c.Writer, &http.Cookie{
+		Name: auth.SessionCookie, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secureCookies(c.Request),
+	})
+}
+
+// oldSessionToken is the session cookie a browser still sends at login.
+func oldSessionToken(c *gin.Context) string {
+	if ck, err := c.Request.Cookie(auth.SessionCookie); err == nil {
+		return ck.Value
+	}
+	return ""
+}
+
+func (s *Server) login(c *gin.Context, in *loginIn) (LoginResult, error) {
+	if in.Body.Password == "" {
+		return LoginResult{}, Errorf(http.StatusBadRequest, "password is required")
+	}
+	tok, _, err := s.deps.Auth.Login(c, in.Body, c.ClientIP(), oldSessionToken(c))
+	if err != nil {
+		if auth.KindOf(err) == auth.KindThrottled {
+			c.Header("Retry-After", strconv.Itoa(auth.RetryAfterSeconds))
+		}
+		return LoginResult{}, err
+	}
+	s.setSessionCookie(c, tok)
+	return LoginResult{OK: true, Token: tok}, nil
+}
+
+func (s *Server) logout(c *gin.Context, _ *NoInput) (OKResult, error) {
+	if err := s.deps.Auth.Logout(c, identity(c)); err != nil {
+		return OKResult{}, err
+	}
+	s.clearSessionCookie(c)
+	return OKResult{OK: true}, nil
+}
+
+func (s *Server) authStatus(c *gin.Context, _ *NoInput) (AuthStatus, error) {
+	st := AuthStatus{SSO: s.deps.SSO != nil && s.deps.SSO.Enabled(), MultiSite: s.multiSite()}
+	id, err := s.identify(c)
+	if err != nil {
+		return AuthStatus{}, err
+	}
+	st.Required = id == nil || !id.Open
+	if id != nil && !id.Open {
+		st.Authenticated = true
+		st.User = &StatusUser{Username: id.Username, Role: string(id.Role), Site: id.Site, ActorType: string(id.Actor)}
+	}
+	return st, nil
+}
+
+func (s *Server) oidcLogin(c *gin.Context) {
+	if s.deps.SSO == nil || !s.deps.SSO.Enabled() {
+		c.AbortWithStatusJSON(http.StatusNotFound, ErrorBody{Error: "SSO is not configured on this hub (YAML block oidc)"})
+		return
+	}
+	u, err := s.deps.SSO.Begin(c, c.Writer, c.Request)
+	if err != nil {
+		s.log.WarnContext(c, "sso login start failed", "error", err)
+		c.AbortWithStatusJSON(http.StatusBadGateway, ErrorBody{Error: ssoMessage(err)})
+		return
+	}
+	c.Redirect(http.StatusFound, u)
+}
+
+// oidcCallback finishes SSO and sends the browser to the console, with
+// the session cookie on success or the reason in ?sso_error= otherwise.
+func (s *Server) oidcCallback(c *gin.Context) {
+	if s.deps.SSO == nil || !s.deps.SSO.Enabled() {
+		c.AbortWithStatusJSON(http.StatusNotFound, ErrorBody{Error: "SSO is not configured on this hub (YAML block oidc)"})
+		return
+	}
+	fail := func(msg string) {
+		c.Redirect(http.StatusFound, "/login?sso_error="+url.QueryEscape(msg))
+	}
+	l, err := s.deps.SSO.Finish(c, c.Writer, c.Request)
+	if err != nil {
+		s.log.WarnContext(c, "sso login refused", "error", err)
+		fail(ssoMessage(err))
+		return
+	}
+	tok, _, err := s.deps.Auth.LoginSSO(c, auth.SSOLogin{Issuer: l.Issuer, Subject: l.Subject, Username: l.Username, Role: l.Role}, oldSessionToken(c))
+	if err != nil {
+		if auth.KindOf(err) == 0 {
+			s.log.ErrorContext(c, "sso session failed", "error", err)
+			fail("SSO login failed on the hub; see its log")
+			return
+		}
+		fail(err.Error())
+		return
+	}
+	s.setSessionCookie(c, tok)
+	c.Redirect(http.StatusFound, "/")
+}
+
+func ssoMessage(err error) string {
+	var e *oidc.Error
+	if errors.As(err, &e) {
+		return e.Msg
+	}
+	return "SSO provider unavailable"
+}

@@ -1,0 +1,160 @@
+// Package audit builds the records of the tamper-evident audit chain
+// (spec sections 2.10 and 6.5): who did what to which object, from where,
+// with what result, and the before/after state with every secret masked.
+// The chain itself (hashing, serialised appends, verification) lives in
+// the store, next to the table, so a privileged change and its record
+// commit in one transaction.
+//
+// It is a small leaf of the app layer: services import it to describe
+// their actions; it imports only the store's entity type.
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"netmon/store"
+)
+
+// Results of an audited action.
+const (
+	ResultOK     = "ok"
+	ResultError  = "error"
+	ResultDenied = "denied"
+)
+
+// Actions recorded so far. Later features add theirs here, so the list of
+// what the chain can contain is in one place.
+const (
+	ActionLogin        = "login"         // result ok or error (a failed login)
+	ActionLogout       = "logout"        //
+	ActionAccessDenied = "access.denied" // a route refused for lack of permission
+	ActionUserCreate   = "user.create"   //
+	ActionUserUpdate   = "user.update"   // role, site, enabled or password (masked)
+	ActionUserDelete   = "user.delete"   //
+	ActionTokenCreate  = "token.create"  // API token
+	ActionTokenDelete  = "token.delete"  // API token revoked
+)
+
+// Request is what the chain records of the HTTP request behind an action.
+type Request struct {
+	IP        string
+	RequestID string
+	UserAgent string
+}
+
+type requestKey struct{}
+
+// WithRequest returns ctx carrying r; the API sets it for every request.
+func WithRequest(ctx context.Context, r Request) context.Context {
+	return context.WithValue(ctx, requestKey{}, r)
+}
+
+// RequestFrom returns the request carried by ctx (zero when none, e.g. the
+// admin CLI).
+func RequestFrom(ctx context.Context) Request {
+	r, _ := ctx.Value(requestKey{}).(Request)
+	return r
+}
+
+// Actor is who acted.
+type Actor struct {
+	Username  string
+	Role      string
+	ActorType string
+}
+
+// Event builds a record. before and after (nil for none) are marshalled to
+// JSON with secret fields masked.
+func Event(ctx context.Context, actor Actor, action, target, result, detail string, before, after any) store.AuditEvent {
+	req := RequestFrom(ctx)
+	return store.AuditEvent{
+		TS:         time.Now().Unix(),
+		Username:   clip(actor.Username, 128),
+		Role:       actor.Role,
+		Action:     action,
+		Target:     clip(target, 256),
+		Detail:     clip(detail, 1024),
+		IP:         req.IP,
+		ActorType:  actor.ActorType,
+		RequestID:  req.RequestID,
+		UserAgent:  clip(req.UserAgent, 256),
+		Result:     result,
+		BeforeJSON: Mask(before),
+		AfterJSON:  Mask(after),
+	}
+}
+
+// Masked replaces the value of a secret field.
+const Masked = "***"
+
+// secretWords mark a field as secret when its name contains one of them.
+var secretWords = []string{"password", "passwd", "secret", "token", "api_key", "apikey", "key", "hash", "community", "pass", "credential", "private"}
+
+// Mask marshals v to JSON with the value of every field whose name looks
+// secret replaced by "***", at any depth. nil gives "".
+func Mask(v any) string {
+	if v == nil {
+		return ""
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	var tree any
+	if err := json.Unmarshal(raw, &tree); err != nil {
+		return ""
+	}
+	out, err := json.Marshal(maskTree(tree))
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+func maskTree(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if isSecret(k) {
+				if val != nil && val != "" {
+					x[k] = Masked
+				}
+				continue
+			}
+			x[k] = maskTree(val)
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = maskTree(x[i])
+		}
+		return x
+	}
+	return v
+}
+
+func isSecret(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// clip bounds a client-supplied string without splitting a UTF-8 sequence.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}

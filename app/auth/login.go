@@ -1,0 +1,110 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"netmon/app/audit"
+	"netmon/store"
+)
+
+// LoginRequest is the body of POST /api/login: {password} for the legacy
+// bootstrap password, {username, password} for an RBAC user.
+type LoginRequest struct {
+	Username string `json:"username,omitempty"`
+	Password string `json:"password"`
+}
+
+// Login checks credentials from client ip and opens a session. oldToken
+// (the session cookie the browser still sent, if any) is revoked, so the
+// session id always changes at login. Failures are throttled per address
+// and per username, and audited; throttled attempts are only counted (an
+// attacker must not be able to flood the chain).
+func (s *Service) Login(ctx context.Context, req LoginRequest, ip, oldToken string) (string, *Identity, error) {
+	username := strings.ToLower(strings.TrimSpace(req.Username))
+	keys := []string{"ip:" + ip}
+	if username != "" {
+		keys = append(keys, "user:"+username)
+	}
+	attempt, ok := s.throttle.Begin(keys...)
+	if !ok {
+		return "", nil, ErrThrottled
+	}
+	id, err := s.checkCredentials(ctx, username, req.Password)
+	if err != nil {
+		if KindOf(err) == KindUnauthorized {
+			attempt.Fail()
+			who := audit.Actor{Username: username, ActorType: string(ActorUser)}
+			if username == "" {
+				who = audit.Actor{Username: "admin", Role: string(RoleAdmin), ActorType: string(ActorLegacy)}
+			}
+			s.record(ctx, audit.Event(ctx, who, audit.ActionLogin, "session", audit.ResultError, err.Error(), nil, nil))
+		} else {
+			attempt.Cancel()
+		}
+		return "", nil, err
+	}
+	attempt.Succeed()
+	if oldToken != "" {
+		_ = s.RevokeToken(ctx, oldToken)
+	}
+	tok, err := s.NewSession(ctx, *id)
+	if err != nil {
+		return "", nil, err
+	}
+	id.SessionHash = hashToken(tok)
+	s.record(ctx, audit.Event(ctx, actorOf(id), audit.ActionLogin, "session", audit.ResultOK, "", nil, nil))
+	return tok, id, nil
+}
+
+// checkCredentials returns the identity or ErrBadCredentials /
+// ErrLegacyDisabled. Every path for a username runs one bcrypt comparison,
+// so timing does not tell an unknown name from a wrong password.
+func (s *Service) checkCredentials(ctx context.Context, username, password string) (*Identity, error) {
+	if username == "" {
+		if s.cfg.Password == "" || !equalSecret(password, s.cfg.Password) {
+			return nil, ErrBadCredentials
+		}
+		rbac, err := s.db.EnabledAdminExists(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if rbac {
+			return nil, ErrLegacyDisabled
+		}
+		return &Identity{Username: "admin", Role: RoleAdmin, Actor: ActorLegacy}, nil
+	}
+	u, err := s.db.GetUserByName(ctx, username)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	if err != nil || !u.Enabled || u.PasswordHash == "" {
+		checkPassword("", password)
+		return nil, ErrBadCredentials
+	}
+	if !checkPassword(u.PasswordHash, password) {
+		return nil, ErrBadCredentials
+	}
+	return &Identity{Username: u.Username, Role: Role(u.Role), Site: u.Site, Actor: ActorUser, UserID: u.ID}, nil
+}
+
+// Logout ends the identity's session (cookie or bearer) at once.
+func (s *Service) Logout(ctx context.Context, id *Identity) error {
+	if id == nil || id.SessionHash == "" {
+		return nil
+	}
+	if err := s.sessions.Delete(ctx, id.SessionHash); err != nil {
+		return err
+	}
+	s.record(ctx, audit.Event(ctx, actorOf(id), audit.ActionLogout, "session", audit.ResultOK, "", nil, nil))
+	return nil
+}
+
+// record appends an audit event that is not part of a privileged change
+// (logins, logouts, denials): a failure is logged, the request goes on.
+func (s *Service) record(ctx context.Context, ev store.AuditEvent) {
+	if _, err := s.db.AppendAudit(ctx, ev); err != nil {
+		s.log.ErrorContext(ctx, "audit append failed", "action", ev.Action, "error", err)
+	}
+}

@@ -1,0 +1,106 @@
+// Package auth is the one place that answers "who is this, and may they do
+// that here?": login and sessions, the legacy bootstrap password, RBAC
+// users and roles, API tokens, the permission matrix of spec section 5,
+// site scope, and the login/enrollment throttle.
+//
+// It sits beside the other app services: app/hub builds it over the store
+// (through the small Store interface below) and app/api calls it from one
+// middleware driven by the route table's permission column. It imports
+// store for its entity types and app/audit to build audit records.
+package auth
+
+import "slices"
+
+// Role is an RBAC role.
+type Role string
+
+// The roles of spec section 5. SiteAdmin and GlobalAdmin exist only in
+// multi-site mode.
+const (
+	RoleAdmin       Role = "admin"
+	RoleNetOps      Role = "netops"
+	RoleAnalyst     Role = "analyst"
+	RoleViewer      Role = "viewer"
+	RoleSiteAdmin   Role = "site-admin"
+	RoleGlobalAdmin Role = "global-admin"
+)
+
+// Permission is a permission of the matrix in spec section 5 item 7.
+type Permission string
+
+// The permissions.
+const (
+	PermView        Permission = "view"
+	PermOperate     Permission = "operate"
+	PermAnalyze     Permission = "analyze"
+	PermDevices     Permission = "devices"
+	PermAgents      Permission = "agents"
+	PermAdmin       Permission = "admin"
+	PermGlobalAdmin Permission = "global-admin"
+)
+
+// matrix is spec section 5 item 7, plus the multi-site roles:
+//   - site-admin holds every permission of admin but is always site-bound,
+//     so it manages users, tokens, agents and devices of its own site only;
+//   - global-admin holds every permission of admin and, alone in
+//     multi-site mode, global-admin (AI provider management).
+//
+// In single-site mode there is no global-admin role, and admin holds
+// global-admin so that providers can be managed at all.
+var matrix = map[Role][]Permission{
+	RoleAdmin:       {PermView, PermOperate, PermAnalyze, PermDevices, PermAgents, PermAdmin},
+	RoleNetOps:      {PermView, PermOperate, PermAnalyze, PermDevices},
+	RoleAnalyst:     {PermView, PermAnalyze},
+	RoleViewer:      {PermView},
+	RoleSiteAdmin:   {PermView, PermOperate, PermAnalyze, PermDevices, PermAgents, PermAdmin},
+	RoleGlobalAdmin: {PermView, PermOperate, PermAnalyze, PermDevices, PermAgents, PermAdmin, PermGlobalAdmin},
+}
+
+// Allows reports whether role holds permission p.
+func Allows(role Role, p Permission, multiSite bool) bool {
+	if !ValidRole(role, multiSite) {
+		return false
+	}
+	if role == RoleAdmin && p == PermGlobalAdmin {
+		return !multiSite
+	}
+	return slices.Contains(matrix[role], p)
+}
+
+// ValidRole reports whether role may be assigned in this mode.
+func ValidRole(role Role, multiSite bool) bool {
+	switch role {
+	case RoleAdmin, RoleNetOps, RoleAnalyst, RoleViewer:
+		return true
+	case RoleSiteAdmin, RoleGlobalAdmin:
+		return multiSite
+	}
+	return false
+}
+
+// Roles lists the roles valid in this mode, most privileged first.
+func Roles(multiSite bool) []Role {
+	if multiSite {
+		return []Role{RoleGlobalAdmin, RoleAdmin, RoleSiteAdmin, RoleNetOps, RoleAnalyst, RoleViewer}
+	}
+	return []Role{RoleAdmin, RoleNetOps, RoleAnalyst, RoleViewer}
+}
+
+// rank orders roles by privilege, for "may X grant role Y" checks.
+func rank(r Role) int {
+	switch r {
+	case RoleGlobalAdmin:
+		return 6
+	case RoleAdmin:
+		return 5
+	case RoleSiteAdmin:
+		return 4
+	case RoleNetOps:
+		return 3
+	case RoleAnalyst:
+		return 2
+	case RoleViewer:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,296 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"netmon/app/audit"
+	"netmon/store"
+)
+
+// Config configures authentication.
+type Config struct {
+	// Password is the legacy bootstrap password (-auth-password); empty
+	// with no RBAC user means authentication is off.
+	Password string
+	// MultiSite makes site a hard boundary and enables the site-admin and
+	// global-admin roles.
+	MultiSite bool
+	// SessionStore is "memory" (default) or "db".
+	SessionStore string
+	// SessionTTL is the session lifetime (604800 s).
+	SessionTTL time.Duration
+	// SweepInterval is how often expired sessions and idle throttle
+	// entries are dropped.
+	SweepInterval time.Duration
+	// Throttle is the login failure policy.
+	Throttle ThrottleConfig
+}
+
+// DefaultConfig returns the spec's defaults.
+func DefaultConfig() Config {
+	return Config{
+		SessionStore:  "memory",
+		SessionTTL:    SessionMaxAge * time.Second,
+		SweepInterval: 10 * time.Minute,
+		Throttle:      DefaultThrottleConfig(),
+	}
+}
+
+// Store is the persistence auth needs; *store.DB implements it.
+type Store interface {
+	SessionDB
+	CountUsers(ctx context.Context) (int, error)
+	EnabledAdminExists(ctx context.Context) (bool, error)
+	GetUser(ctx context.Context, id int64) (store.User, error)
+	GetUserByName(ctx context.Context, username string) (store.User, error)
+	GetUserByOIDC(ctx context.Context, issuer, subject string) (store.User, error)
+	ListUsers(ctx context.Context, site string) ([]store.User, error)
+	APITokenByHash(ctx context.Context, hash string) (store.APIToken, error)
+	ListAPITokens(ctx context.Context, site string) ([]store.APIToken, error)
+	TouchAPIToken(ctx context.Context, id, ts int64) error
+	InTx(ctx context.Context, fn func(*store.Tx) error) error
+	AppendAudit(ctx context.Context, e store.AuditEvent) (store.AuditEvent, error)
+}
+
+// Service authenticates requests and manages users, tokens and sessions.
+type Service struct {
+	log      *slog.Logger
+	cfg      Config
+	db       Store
+	sessions SessionStore
+	throttle *Throttle
+	now      func() time.Time
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// New returns the service; it does no I/O.
+func New(log *slog.Logger, cfg Config, db Store, reg prometheus.Registerer) (*Service, error) {
+	sessions, err := NewSessionStore(cfg.SessionStore, db)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = SessionMaxAge * time.Second
+	}
+	if cfg.Throttle.MaxFailures == 0 {
+		cfg.Throttle = DefaultThrottleConfig()
+	}
+	return &Service{
+		log: log, cfg: cfg, db: db, sessions: sessions,
+		throttle: NewThrottle(cfg.Throttle, "login", reg),
+		now:      time.Now,
+	}, nil
+}
+
+// Throttle is the login throttle, shared with agent enrollment.
+func (s *Service) Throttle() *Throttle { return s.throttle }
+
+// MultiSite reports the mode.
+func (s *Service) MultiSite() bool { return s.cfg.MultiSite }
+
+// Start begins sweeping expired sessions and idle throttle entries.
+func (s *Service) Start() error {
+	if s.cfg.SweepInterval <= 0 {
+		return nil
+	}
+	s.stop = make(chan struct{})
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		tick := time.NewTicker(s.cfg.SweepInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-tick.C:
+				s.sweep()
+			}
+		}
+	}()
+	return nil
+}
+
+// Stop ends the sweeper.
+func (s *Service) Stop() error {
+	if s.stop != nil {
+		close(s.stop)
+		s.wg.Wait()
+		s.stop = nil
+	}
+	return nil
+}
+
+func (s *Service) sweep() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	n, err := s.sessions.Sweep(ctx, s.now().Unix())
+	if err != nil {
+		s.log.Warn("session sweep failed", "error", err)
+	} else if n > 0 {
+		s.log.Debug("expired sessions removed", "count", n)
+	}
+	s.throttle.Sweep()
+}
+
+// Required reports whether authentication is on: a legacy password is set
+// or at least one RBAC user exists. Otherwise everything is open as admin.
+func (s *Service) Required(ctx context.Context) (bool, error) {
+	if s.cfg.Password != "" {
+		return true, nil
+	}
+	n, err := s.db.CountUsers(ctx)
+	if err != nil {
+		return true, err // fail closed
+	}
+	return n > 0, nil
+}
+
+// OpenIdentity is the identity of every request while authentication is
+// off: the admin of the legacy bootstrap (spec section 5 item 1).
+func OpenIdentity() *Identity {
+	return &Identity{Username: "admin", Role: RoleAdmin, Actor: ActorLegacy, Open: true}
+}
+
+// Credentials are what a request presented.
+type Credentials struct {
+	// Token is the bearer token or the session cookie's value.
+	Token string
+	// ViaCookie is true when it came from the cookie (CSRF applies).
+	ViaCookie bool
+}
+
+// CredentialsOf extracts the bearer token, else the session cookie.
+func CredentialsOf(r *http.Request) (Credentials, bool) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, tok, ok := strings.Cut(h, " ")
+		if ok && strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(tok) != "" {
+			return Credentials{Token: strings.TrimSpace(tok)}, true
+		}
+		return Credentials{}, true // malformed Authorization: present but invalid
+	}
+	if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
+		return Credentials{Token: c.Value, ViaCookie: true}, true
+	}
+	return Credentials{}, false
+}
+
+// Authenticate resolves credentials to an identity, or ErrUnauthenticated.
+func (s *Service) Authenticate(ctx context.Context, cr Credentials) (*Identity, error) {
+	switch {
+	case strings.HasPrefix(cr.Token, apiTokenPrefix):
+		return s.authToken(ctx, cr.Token)
+	case looksLikeSessionToken(cr.Token):
+		return s.authSession(ctx, cr.Token)
+	}
+	return nil, ErrUnauthenticated
+}
+
+func (s *Service) authToken(ctx context.Context, tok string) (*Identity, error) {
+	k, err := s.db.APITokenByHash(ctx, hashToken(tok))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrUnauthenticated
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := s.now().Unix()
+	// last_used at one-minute resolution: a scraper polling every second
+	// must not turn every read into a write.
+	if now-k.LastUsed >= 60 {
+		if err := s.db.TouchAPIToken(ctx, k.ID, now); err != nil {
+			s.log.WarnContext(ctx, "token last-used update failed", "token_id", k.ID, "error", err)
+		}
+	}
+	return &Identity{Username: "token:" + k.Name, Role: Role(k.Role), Site: k.Site, Actor: ActorToken, TokenID: k.ID}, nil
+}
+
+func (s *Service) authSession(ctx context.Context, tok string) (*Identity, error) {
+	hash := hashToken(tok)
+	sess, err := s.sessions.Get(ctx, hash)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrUnauthenticated
+	}
+	if err != nil {
+		return nil, err
+	}
+	if sess.ExpiresAt < s.now().Unix() {
+		_ = s.sessions.Delete(ctx, hash)
+		return nil, ErrUnauthenticated
+	}
+	id := &Identity{Username: sess.Username, Role: Role(sess.Role), Site: sess.Site, Actor: ActorType(sess.ActorType), UserID: sess.UserID, SessionHash: hash}
+	if sess.UserID == 0 {
+		// A legacy session ends when RBAC takes over.
+		rbac, err := s.db.EnabledAdminExists(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if rbac || s.cfg.Password == "" {
+			return nil, ErrUnauthenticated
+		}
+		return id, nil
+	}
+	// Role, site and enabled are read live, so a change applies to
+	// existing sessions at once.
+	u, err := s.db.GetUser(ctx, sess.UserID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrUnauthenticated
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !u.Enabled {
+		return nil, ErrUnauthenticated
+	}
+	id.Username, id.Role, id.Site = u.Username, Role(u.Role), u.Site
+	return id, nil
+}
+
+// NewSession creates a session for id and returns its token.
+func (s *Service) NewSession(ctx context.Context, id Identity) (string, error) {
+	tok := newSessionToken()
+	now := s.now().Unix()
+	err := s.sessions.Create(ctx, store.Session{
+		TokenHash: hashToken(tok), UserID: id.UserID, Username: id.Username, Role: string(id.Role),
+		Site: id.Site, ActorType: string(id.Actor), CreatedAt: now, ExpiresAt: now + int64(s.cfg.SessionTTL/time.Second),
+	})
+	if err != nil {
+		return "", fmt.Errorf("create session: %w", err)
+	}
+	return tok, nil
+}
+
+// RevokeToken ends the session of a presented token, if it is one.
+func (s *Service) RevokeToken(ctx context.Context, tok string) error {
+	if !looksLikeSessionToken(tok) {
+		return nil
+	}
+	return s.sessions.Delete(ctx, hashToken(tok))
+}
+
+// actorOf turns an identity into the audit actor.
+func actorOf(id *Identity) audit.Actor {
+	if id == nil {
+		return audit.Actor{}
+	}
+	return audit.Actor{Username: id.Username, Role: string(id.Role), ActorType: string(id.Actor)}
+}
+
+// Denied records a refused request in the audit chain.
+func (s *Service) Denied(ctx context.Context, id *Identity, perm Permission, route string) {
+	ev := audit.Event(ctx, actorOf(id), audit.ActionAccessDenied, route, audit.ResultDenied, "permission "+string(perm)+" required", nil, nil)
+	if _, err := s.db.AppendAudit(ctx, ev); err != nil {
+		s.log.ErrorContext(ctx, "audit append failed", "action", audit.ActionAccessDenied, "error", err)
+	}
+}

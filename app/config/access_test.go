@@ -1,0 +1,87 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLoadAccess(t *testing.T) {
+	file := writeFile(t, `
+session_store: db
+public_url: https://netmon.example
+trusted_proxies: [10.0.0.1, 192.168.0.0/16]
+oidc:
+  issuer: https://idp.example
+  client_id: netmon
+  client_secret: from-file
+  group_roles:
+    net-admins: admin
+    noc: netops
+`)
+	t.Setenv("AUTH_PASSWORD", "bootstrap-pw")
+	t.Setenv("NETMON_OIDC__CLIENT_SECRET", "from-env")
+	got, err := load(t, "--config", file, "--multi-site", "--vault-key-source", "env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Access{
+		AuthPassword: "bootstrap-pw", SessionStore: "db", PublicURL: "https://netmon.example", MultiSite: true,
+		TrustedProxies: []string{"10.0.0.1", "192.168.0.0/16"}, VaultKeyFile: "vault.key", VaultKeySource: "env",
+		OIDC: OIDC{Issuer: "https://idp.example", ClientID: "netmon", ClientSecret: "from-env", DefaultRole: "viewer",
+			GroupRoles: map[string]string{"net-admins": "admin", "noc": "netops"}},
+	}
+	if diff := cmp.Diff(got.Access, want); diff != "" {
+		t.Errorf("(-got, +want):\n%s", diff)
+	}
+	if u := got.Access.OIDCRedirectURL(); u != "https://netmon.example/api/auth/oidc/callback" {
+		t.Errorf("redirect %q", u)
+	}
+}
+
+func TestAccessFlagsAndPrefixedPassword(t *testing.T) {
+	t.Setenv("AUTH_PASSWORD", "plain")
+	t.Setenv("NETMON_AUTH_PASSWORD", "prefixed")
+	got, err := load(t, "--trusted-proxies", "127.0.0.1,::1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Access.AuthPassword != "prefixed" || !cmp.Equal(got.Access.TrustedProxies, []string{"127.0.0.1", "::1"}) {
+		t.Errorf("got %+v", got.Access)
+	}
+	got, err = load(t, "--auth-password", "flag-wins")
+	if err != nil || got.Access.AuthPassword != "flag-wins" {
+		t.Errorf("flag: %v %q", err, got.Access.AuthPassword)
+	}
+}
+
+func TestAccessErrors(t *testing.T) {
+	tests := []struct {
+		desc    string
+		args    []string
+		file    string
+		wantErr string
+	}{
+		{desc: "session store", args: []string{"--session-store", "redis"}, wantErr: `session-store "redis": want memory or db`},
+		{desc: "vault source", args: []string{"--vault-key-source", "kms"}, wantErr: `vault-key-source "kms": want file or env`},
+		{desc: "public url without scheme", args: []string{"--public-url", "netmon.example"}, wantErr: `public-url "netmon.example"`},
+		{desc: "bad proxy", args: []string{"--trusted-proxies", "10.0.0.0/33"}, wantErr: `trusted-proxies: "10.0.0.0/33"`},
+		{desc: "oidc without client", file: "oidc:\n  issuer: https://idp\n", wantErr: "oidc.client_id: required"},
+		{desc: "oidc without redirect", file: "oidc:\n  issuer: https://idp\n  client_id: x\n", wantErr: "oidc.redirect_url: required"},
+		{desc: "unknown oidc key", file: "oidc:\n  issuer: https://idp\n  secret: x\n", wantErr: `unknown key "secret" in oidc`},
+		{desc: "group_roles not a map", file: "oidc:\n  group_roles: admin\n", wantErr: "oidc.group_roles: must be a mapping"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			args := tt.args
+			if tt.file != "" {
+				args = append(args, "--config", writeFile(t, tt.file))
+			}
+			_, err := load(t, args...)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
