@@ -95,7 +95,9 @@ func (s dbSessions) Create(ctx context.Context, sess store.Session) error {
 func (s dbSessions) Get(ctx context.Context, hash string) (store.Session, error) {
 	return s.db.GetSession(ctx, hash)
 }
-func (s dbSessions) Delete(ctx context.Context, hash string) error { return s.db.DeleteSession(ctx, hash) }
+func (s dbSessions) Delete(ctx context.Context, hash string) error {
+	return s.db.DeleteSession(ctx, hash)
+}
 func (s dbSessions) DeleteUser(ctx context.Context, id int64) error {
 	return s.db.DeleteUserSessions(ctx, id)
 }
