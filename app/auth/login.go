@@ -37,7 +37,7 @@ func (s *Service) Login(ctx context.Context, req LoginRequest, ip, oldToken stri
 			attempt.Fail()
 			who := audit.Actor{Username: username, ActorType: string(ActorUser)}
 			if username == "" {
-				who = audit.Actor{Username: "admin", Role: string(RoleAdmin), ActorType: string(ActorLegacy)}
+				who = actorOf(s.bootstrapIdentity())
 			}
 			s.record(ctx, audit.Event(ctx, who, audit.ActionLogin, "session", audit.ResultError, err.Error(), nil, nil))
 		} else {
@@ -73,7 +73,7 @@ func (s *Service) checkCredentials(ctx context.Context, username, password strin
 		if rbac {
 			return nil, ErrLegacyDisabled
 		}
-		return &Identity{Username: "admin", Role: RoleAdmin, Actor: ActorLegacy}, nil
+		return s.bootstrapIdentity(), nil
 	}
 	u, err := s.db.GetUserByName(ctx, username)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {

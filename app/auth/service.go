@@ -159,8 +159,21 @@ func (s *Service) Required(ctx context.Context) (bool, error) {
 
 // OpenIdentity is the identity of every request while authentication is
 // off: the admin of the legacy bootstrap (spec section 5 item 1).
-func OpenIdentity() *Identity {
-	return &Identity{Username: "admin", Role: RoleAdmin, Actor: ActorLegacy, Open: true}
+func (s *Service) OpenIdentity() *Identity {
+	id := s.bootstrapIdentity()
+	id.Open = true
+	return id
+}
+
+// bootstrapIdentity is who the legacy password (or authentication off)
+// makes you: admin, and in multi-site mode global-admin, because the
+// bootstrap must be able to create the first global-admin.
+func (s *Service) bootstrapIdentity() *Identity {
+	role := RoleAdmin
+	if s.cfg.MultiSite {
+		role = RoleGlobalAdmin
+	}
+	return &Identity{Username: "admin", Role: role, Actor: ActorLegacy}
 }
 
 // Credentials are what a request presented.

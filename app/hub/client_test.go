@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -46,6 +47,12 @@ type testHub struct {
 // logs captured, after mutate adjusts the configuration.
 func startTestHub(t *testing.T, dsn string, mutate func(*config.Hub)) *testHub {
 	t.Helper()
+	return startTestHubWith(t, dsn, mutate, nil)
+}
+
+// startTestHubWith is startTestHub with a hook on the hub before Start.
+func startTestHubWith(t *testing.T, dsn string, mutate func(*config.Hub), before func(*Hub)) *testHub {
+	t.Helper()
 	cfg := config.DefaultHub()
 	cfg.DB, cfg.Port = dsn, 0
 	cfg.Access.VaultKeyFile = filepath.Join(t.TempDir(), "vault.key")
@@ -58,6 +65,9 @@ func startTestHub(t *testing.T, dsn string, mutate func(*config.Hub)) *testHub {
 		t.Fatal(err)
 	}
 	h := New(log, cfg)
+	if before != nil {
+		before(h)
+	}
 	if err := h.Start(context.Background()); err != nil {
 		t.Fatalf("start hub: %v\n%s", err, logs)
 	}
@@ -172,3 +182,13 @@ func (c *client) createUser(name, password, role, site string) int64 {
 func storetestSQLite(t *testing.T) string {
 	return filepath.Join(t.TempDir(), "netmon.db")
 }
+
+// updateDirect disables a user straight in the database, as an operator
+// with database access (or the admin CLI) could, bypassing the API's
+// last-admin guard: the break-glass situation.
+func updateDirect(ctx context.Context, h *testHub, id int64) (int64, string, error) {
+	_, err := h.db.Writer().ExecContext(ctx, `UPDATE users SET enabled = FALSE WHERE id = $1`, id)
+	return id, "", err
+}
+
+func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
