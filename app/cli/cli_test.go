@@ -42,7 +42,7 @@ func TestNormalizeArgs(t *testing.T) {
 
 func run(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	code = Run(context.Background(), args, &out, &errb)
+	code = Run(context.Background(), args, strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
 }
 

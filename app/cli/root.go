@@ -23,13 +23,14 @@ import (
 func Execute() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }
 
 // Run executes args (without the program name) and returns the exit code:
 // 0 on success, 2 for usage errors, 1 for failures.
-func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := NewRoot(stdout, stderr)
+	root.SetIn(stdin)
 	root.SetArgs(NormalizeArgs(root, args))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -64,6 +65,6 @@ Long flags take one dash or two: -port 8080 and --port 8080 are the same.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newHubCmd(), newVersionCmd())
+	root.AddCommand(newHubCmd(), newAdminCmd(), newVersionCmd())
 	return root
 }

@@ -277,3 +277,53 @@ func getString(v *viper.Viper, key string) (string, error) {
 		return "", fmt.Errorf("%s: %v is not a string", key, x)
 	}
 }
+
+// Admin is the configuration of the admin commands, which work directly
+// on the hub's database: the same keys, flags, variables and file as the
+// hub for what they need.
+type Admin struct {
+	DB         string
+	DBMaxConns int
+	MultiSite  bool
+	File       string
+}
+
+// AddAdminFlags declares the admin commands' persistent flags.
+func AddAdminFlags(fs *pflag.FlagSet) {
+	d := DefaultHub()
+	fs.String("db", d.DB, "the hub's database: SQLite file path or postgres:// DSN (env NETMON_DB)")
+	fs.String("config", "", "the hub's YAML configuration file (env NETMON_CONFIG)")
+	fs.Bool("multi-site", false, "the hub runs with -multi-site (allows the site-admin and global-admin roles) (env NETMON_MULTI_SITE)")
+}
+
+// LoadAdmin merges flags, environment and file for the admin commands.
+func LoadAdmin(fs *pflag.FlagSet) (Admin, error) {
+	v := newViper()
+	v.SetDefault("db_max_conns", 4)
+	if err := bindFlags(v, fs); err != nil {
+		return Admin{}, err
+	}
+	var a Admin
+	var err error
+	if a.File, err = getString(v, "config"); err != nil {
+		return Admin{}, err
+	}
+	if a.File != "" {
+		if err := readFile(v, a.File, hubKeys); err != nil {
+			return Admin{}, err
+		}
+	}
+	if a.DB, err = getString(v, "db"); err != nil {
+		return Admin{}, err
+	}
+	if a.DBMaxConns, err = getInt(v, "db_max_conns"); err != nil {
+		return Admin{}, err
+	}
+	if a.MultiSite, err = getBool(v, "multi_site"); err != nil {
+		return Admin{}, err
+	}
+	if strings.TrimSpace(a.DB) == "" {
+		return Admin{}, fmt.Errorf("db: must not be empty")
+	}
+	return a, nil
+}

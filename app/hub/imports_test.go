@@ -19,7 +19,7 @@ var importRules = []struct {
 	allow []string
 }{
 	{"", []string{"app/cli"}}, // main.go
-	{"app/cli", []string{"app/config", "app/hub", "app/logging", "app/version"}},
+	{"app/cli", []string{"app/audit", "app/auth", "app/config", "app/hub", "app/logging", "app/version", "store"}},
 	{"app/config", []string{"app/logging"}},
 	{"app/logging", nil},
 	{"app/version", nil},

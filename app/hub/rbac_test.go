@@ -1,0 +1,95 @@
+package hub
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"netmon/app/api"
+)
+
+var updateMatrix = flag.Bool("update-matrix", false, "rewrite testdata/rbac/matrix.txt from the running hub")
+
+// matrixIdentities are the columns of RELIABILITY case 18.
+var matrixIdentities = []string{"anonymous", "viewer", "analyst", "netops", "admin", "site_token", "revoked_token", "agent_token"}
+
+// TestRBACMatrix calls every route of the route table (hence of the
+// OpenAPI document) as each kind of caller and compares who gets 401, who
+// 403 and who through with the checked-in table testdata/rbac/matrix.txt.
+// A new route fails this test until its row is reviewed and added
+// (go test ./app/hub -run TestRBACMatrix -update-matrix).
+func TestRBACMatrix(t *testing.T) {
+	h, boot := bootstrap(t, storetestSQLite(t))
+	clients := map[string]*client{"anonymous": h.client(t)}
+	for _, role := range []string{"viewer", "analyst", "netops"} {
+		boot.createUser(role, role+"-pass-1", role, "")
+	}
+	boot.createUser("admin1", "admin-pass-1", "admin", "") // ends the bootstrap session
+	admin := h.client(t)
+	admin.login("admin1", "admin-pass-1")
+	for _, role := range []string{"viewer", "analyst", "netops"} {
+		c := h.client(t)
+		c.login(role, role+"-pass-1")
+		clients[role] = c
+	}
+	clients["admin"] = admin
+	token := func(name, role, site string) (string, int64) {
+		var out struct {
+			Token string `json:"token"`
+			ID    int64  `json:"id"`
+		}
+		admin.call("POST", "/api/v1/tokens", map[string]string{"name": name, "role": role, "site": site}).must(t, 200).decode(t, &out)
+		return out.Token, out.ID
+	}
+	siteTok, _ := token("site", "admin", "a")
+	revTok, revID := token("revoked", "admin", "")
+	admin.call("DELETE", fmt.Sprintf("/api/v1/tokens/%d", revID), nil).must(t, 200)
+	for name, bearer := range map[string]string{"site_token": siteTok, "revoked_token": revTok, "agent_token": "agt_" + strings.Repeat("7", 64)} {
+		c := h.client(t)
+		c.bearer = bearer
+		clients[name] = c
+	}
+
+	routes := append([]api.Route(nil), h.api.Routes()...)
+	// Logout ends the caller's session: call it last.
+	sort.SliceStable(routes, func(i, j int) bool { return routes[j].Path == "/api/logout" && routes[i].Path != "/api/logout" })
+	var lines []string
+	for _, r := range routes {
+		path := strings.NewReplacer("{id}", "999999").Replace(r.Path)
+		var cells []string
+		for _, who := range matrixIdentities {
+			var body any
+			if r.Method == "POST" || r.Method == "PUT" || r.Method == "PATCH" {
+				body = "{}"
+			}
+			resp := clients[who].call(r.Method, path, body)
+			outcome := "ok"
+			if resp.code == 401 || resp.code == 403 {
+				outcome = fmt.Sprint(resp.code)
+			}
+			cells = append(cells, who+"="+outcome)
+		}
+		lines = append(lines, fmt.Sprintf("%-6s %-28s %-6s | %s", r.Method, r.Path, r.Perm, strings.Join(cells, " ")))
+	}
+	sort.Strings(lines)
+	got := strings.Join(lines, "\n") + "\n"
+	file := filepath.Join("..", "..", "testdata", "rbac", "matrix.txt")
+	if *updateMatrix {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (review and write it with -update-matrix)", err)
+	}
+	if diff := cmp.Diff(got, string(want)); diff != "" {
+		t.Errorf("access matrix changed; review, then run with -update-matrix (-got, +want):\n%s", diff)
+	}
+}
