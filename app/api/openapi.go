@@ -216,6 +216,13 @@ func (g *docGen) operation(r Route) (map[string]any, error) {
 		}
 		responses[strconv.Itoa(rs.Status)] = map[string]any{"description": rs.Description, "content": content}
 	}
+	for code, desc := range r.Errors {
+		resp, err := g.errorResponse(desc)
+		if err != nil {
+			return nil, err
+		}
+		responses[strconv.Itoa(code)] = resp
+	}
 	if r.Perm != Public {
 		s, err := g.schema(reflect.TypeFor[AuthErrorBody]())
 		if err != nil {

@@ -43,6 +43,10 @@ type Route struct {
 	Tag         string // group in the docs
 	Perm        Perm   // who may call it
 	Do          Endpoint
+	// Errors documents the error statuses the handler itself gives (the
+	// binder's 400/413/415 and the 401/403 of the permission check are
+	// added automatically), each with the ErrorBody schema.
+	Errors map[int]string
 }
 
 // Endpoint is a handler together with the types it reads and writes. It is

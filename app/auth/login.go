@@ -29,12 +29,14 @@ func (s *Service) Login(ctx context.Context, req LoginRequest, ip, oldToken stri
 	}
 	attempt, ok := s.throttle.Begin(keys...)
 	if !ok {
+		s.metrics.logins.WithLabelValues("throttled").Inc()
 		return "", nil, ErrThrottled
 	}
 	id, err := s.checkCredentials(ctx, username, req.Password)
 	if err != nil {
 		if KindOf(err) == KindUnauthorized {
 			attempt.Fail()
+			s.metrics.logins.WithLabelValues("failed").Inc()
 			who := audit.Actor{Username: username, ActorType: string(ActorUser)}
 			if username == "" {
 				who = actorOf(s.bootstrapIdentity())
@@ -46,6 +48,7 @@ func (s *Service) Login(ctx context.Context, req LoginRequest, ip, oldToken stri
 		return "", nil, err
 	}
 	attempt.Succeed()
+	s.metrics.logins.WithLabelValues("ok").Inc()
 	if oldToken != "" {
 		_ = s.RevokeToken(ctx, oldToken)
 	}

@@ -68,6 +68,7 @@ type Service struct {
 	db       Store
 	sessions SessionStore
 	throttle *Throttle
+	metrics  *metrics
 	now      func() time.Time
 
 	stop chan struct{}
@@ -89,6 +90,7 @@ func New(log *slog.Logger, cfg Config, db Store, reg prometheus.Registerer) (*Se
 	return &Service{
 		log: log, cfg: cfg, db: db, sessions: sessions,
 		throttle: NewThrottle(cfg.Throttle, "login", reg),
+		metrics:  newMetrics(reg),
 		now:      time.Now,
 	}, nil
 }
