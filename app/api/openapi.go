@@ -42,7 +42,7 @@ func renderDocument(routes []Route, version string) (renderedDoc, error) {
 	g.reflector = &jsonschema.Reflector{
 		Anonymous:                 true,
 		AllowAdditionalProperties: true,
-		Namer:                     func(t reflect.Type) string { return t.Name() },
+		Namer:                     schemaName,
 	}
 	paths := map[string]map[string]any{}
 	tags := map[string]bool{}
@@ -106,6 +106,19 @@ func renderDocument(routes []Route, version string) (renderedDoc, error) {
 		return renderedDoc{}, fmt.Errorf("render docs page: %w", err)
 	}
 	return renderedDoc{json: pretty.Bytes(), yaml: y, html: html}, nil
+}
+
+// schemaName names a component schema: the bare type name for types of
+// this package, the package name and type name otherwise
+// (capture.Bucket -> CaptureBucket), so types of different packages never
+// collide.
+func schemaName(t reflect.Type) string {
+	pkg := t.PkgPath()
+	if pkg == "" || pkg == reflect.TypeFor[Server]().PkgPath() {
+		return t.Name()
+	}
+	base := pkg[strings.LastIndex(pkg, "/")+1:]
+	return strings.ToUpper(base[:1]) + base[1:] + t.Name()
 }
 
 type docGen struct {

@@ -107,6 +107,27 @@ func Raw(h gin.HandlerFunc, responses ...Response) Endpoint {
 	}
 }
 
+// RawIn is Raw for a handler that takes bound, validated parameters (a
+// file download with a query parameter): In is bound as for JSON, and
+// documented.
+func RawIn[In any](fn func(c *gin.Context, in *In), responses ...Response) Endpoint {
+	b := mustBinder(reflect.TypeFor[In]())
+	return Endpoint{
+		in:        b,
+		responses: responses,
+		handler: func(s *Server) gin.HandlerFunc {
+			return func(c *gin.Context) {
+				var in In
+				if err := b.bind(c, reflect.ValueOf(&in).Elem()); err != nil {
+					s.writeError(c, err)
+					return
+				}
+				fn(c, &in)
+			}
+		},
+	}
+}
+
 // decodeBody reads the request body as JSON into v.
 func decodeBody(c *gin.Context, v reflect.Value) error {
 	if ct := c.GetHeader("Content-Type"); ct != "" {

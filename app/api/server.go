@@ -21,6 +21,8 @@ import (
 
 	"netmon/app/auth"
 	"netmon/app/auth/oidc"
+	"netmon/app/history"
+	"netmon/capture"
 	"netmon/store"
 )
 
@@ -64,6 +66,24 @@ type Deps struct {
 	PublicURL string
 	// TrustedProxies may set the client address with X-Forwarded-For.
 	TrustedProxies []netip.Prefix
+	// History reads the minute history of the capture (*store.DB).
+	History history.Store
+	// Capture is the hub-local capture (always present; with -capture=false
+	// it answers that it is disabled).
+	Capture *capture.Capture
+	// Conns lists the host's sockets.
+	Conns ConnLister
+	// Geo gives countries and ASNs; GeoStore sums traffic per country.
+	Geo      GeoLookup
+	GeoStore interface {
+		TrafficByCountry(ctx context.Context, from int64) ([]store.CountryTraffic, error)
+	}
+	// Live serves the WebSocket feed /ws (after authorization).
+	Live http.Handler
+	// AuditLog appends records of operate-level actions (*store.DB).
+	AuditLog interface {
+		AppendAudit(ctx context.Context, e store.AuditEvent) (store.AuditEvent, error)
+	}
 }
 
 // SSO is the OpenID Connect login (app/auth/oidc.Provider).

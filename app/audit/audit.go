@@ -37,6 +37,10 @@ const (
 	ActionUserDelete   = "user.delete"   //
 	ActionTokenCreate  = "token.create"  // API token
 	ActionTokenDelete  = "token.delete"  // API token revoked
+	ActionCaptureStart = "capture.start" // result error when the interface did not open
+	ActionCaptureStop  = "capture.stop"  //
+	ActionRecordStart  = "record.start"  // PCAP recording
+	ActionRecordStop   = "record.stop"   //
 )
 
 // Request is what the chain records of the HTTP request behind an action.

@@ -54,7 +54,7 @@ func TestHubCommandWithSpecStyleFlags(t *testing.T) {
 	var stderr syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(ctx, []string{"hub", "-port", fmt.Sprint(port), "-db", db, "-log-format", "json", "-retention-hours=24", "-prune=false", "-vault-key-file", filepath.Join(t.TempDir(), "vault.key")}, strings.NewReader(""), io.Discard, &stderr)
+		done <- Run(ctx, []string{"hub", "-port", fmt.Sprint(port), "-db", db, "-log-format", "json", "-retention-hours=24", "-prune=false", "-vault-key-file", filepath.Join(t.TempDir(), "vault.key"), "-record-dir", filepath.Join(t.TempDir(), "rec"), "-geoip-dir", t.TempDir(), "-ip-online-lookup=false"}, strings.NewReader(""), io.Discard, &stderr)
 	}()
 	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", port)
 	deadline := time.Now().Add(20 * time.Second)

@@ -50,6 +50,8 @@ type Hub struct {
 	File string
 	// Access configures authentication, sessions, the vault and SSO.
 	Access Access
+	// Capture configures the hub-local capture, recordings and GeoIP.
+	Capture Capture
 }
 
 // DefaultHub returns the defaults of spec section 1.
@@ -63,6 +65,7 @@ func DefaultHub() Hub {
 		LogFormat:      "text",
 		LogLevel:       "info",
 		Access:         DefaultAccess(),
+		Capture:        DefaultCapture(),
 	}
 }
 
@@ -80,11 +83,12 @@ func AddHubFlags(fs *pflag.FlagSet) {
 	fs.String("log-format", d.LogFormat, "log format: text or json (env NETMON_LOG_FORMAT)")
 	fs.String("log-level", d.LogLevel, "minimum log level: debug, info, warn or error (env NETMON_LOG_LEVEL)")
 	addAccessFlags(fs)
+	addCaptureFlags(fs)
 }
 
 // hubKeys are the keys a hub configuration file may hold. A file with any
 // other key is refused, so a typo is an error rather than a silent default.
-var hubKeys = append([]string{"port", "dev", "db", "db_max_conns", "retention_hours", "prune", "log_format", "log_level"}, accessKeys...)
+var hubKeys = append([]string{"port", "dev", "db", "db_max_conns", "retention_hours", "prune", "log_format", "log_level"}, append(accessKeys, captureKeys...)...)
 
 // LoadHub merges fs (already parsed), the process environment and the YAML
 // file named by --config / NETMON_CONFIG, then validates the result.
@@ -129,6 +133,7 @@ func LoadHub(fs *pflag.FlagSet) (Hub, error) {
 	c.LogLevel, err = getString(v, "log_level")
 	get(err)
 	get(loadAccess(v, &c.Access))
+	get(loadCapture(v, &c.Capture))
 	if len(errs) > 0 {
 		return Hub{}, errs[0]
 	}
@@ -150,7 +155,10 @@ func (c Hub) Validate() error {
 	if _, err := logging.New(nopWriter{}, c.LogFormat, c.LogLevel); err != nil {
 		return err
 	}
-	return c.Access.validate()
+	if err := c.Access.validate(); err != nil {
+		return err
+	}
+	return c.Capture.validate()
 }
 
 type nopWriter struct{}

@@ -56,6 +56,9 @@ func startTestHubWith(t *testing.T, dsn string, mutate func(*config.Hub), before
 	cfg := config.DefaultHub()
 	cfg.DB, cfg.Port = dsn, 0
 	cfg.Access.VaultKeyFile = filepath.Join(t.TempDir(), "vault.key")
+	cfg.Capture.RecordDir = filepath.Join(t.TempDir(), "captures")
+	cfg.Capture.GeoIPDir = filepath.Join(t.TempDir(), "geoip")
+	cfg.Capture.IPOnlineLookup = false // tests never call out
 	if mutate != nil {
 		mutate(&cfg)
 	}

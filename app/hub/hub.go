@@ -22,7 +22,11 @@ import (
 	"netmon/app/auth"
 	"netmon/app/auth/oidc"
 	"netmon/app/config"
+	"netmon/app/live"
 	"netmon/app/version"
+	"netmon/capture"
+	"netmon/capture/proc"
+	"netmon/collectors/geo"
 	"netmon/store"
 	"netmon/store/vault"
 	"netmon/ui"
@@ -41,6 +45,10 @@ type Hub struct {
 	retention *store.Retention
 	vault     *vault.Vault
 	auth      *auth.Service
+	geo       *geo.Geo
+	capture   *capture.Capture
+	conns     *proc.Lister
+	live      *live.Broker
 	api       *api.Server
 	srv       *http.Server
 	ln        net.Listener
@@ -100,11 +108,19 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 	rcfg.Hours, rcfg.Enabled = h.cfg.RetentionHours, h.cfg.Prune
 	h.retention = store.NewRetention(h.log.With("component", "retention"), rcfg, h.db, h.reg)
 	// Producers register their raw time-series tables here, before Start.
+	for _, table := range store.TrafficTables {
+		if err := h.retention.Register(table, "ts"); err != nil {
+			return fmt.Errorf("register retention: %w", err)
+		}
+	}
 	if err := h.retention.Start(); err != nil {
 		return fmt.Errorf("start retention: %w", err)
 	}
 
 	if err := h.startAccess(ctx); err != nil {
+		return err
+	}
+	if err := h.startCapture(); err != nil {
 		return err
 	}
 	access := h.cfg.Access
@@ -131,6 +147,13 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 		Audit:          h.db,
 		PublicURL:      access.PublicURL,
 		TrustedProxies: proxies,
+		History:        h.db,
+		Capture:        h.capture,
+		Conns:          h.conns,
+		Geo:            h.geo,
+		GeoStore:       h.db,
+		Live:           h.live,
+		AuditLog:       h.db,
 	})
 	if err != nil {
 		return fmt.Errorf("build api: %w", err)
@@ -196,6 +219,19 @@ func (h *Hub) Stop(ctx context.Context) error {
 			cancel()
 		} else if h.ln != nil {
 			_ = h.ln.Close()
+		}
+		// Reverse order of Start: the feed, the capture (flushing its last
+		// minute while the store is open), GeoIP, auth.
+		if h.live != nil {
+			_ = h.live.Stop()
+		}
+		if h.capture != nil {
+			if err := h.capture.Stop(); err != nil {
+				errs = append(errs, fmt.Errorf("stop capture: %w", err))
+			}
+		}
+		if h.geo != nil {
+			_ = h.geo.Stop()
 		}
 		if h.auth != nil {
 			_ = h.auth.Stop()

@@ -24,6 +24,9 @@ func startHub(t *testing.T, cfg config.Hub) *Hub {
 	if cfg.Access.VaultKeyFile == "vault.key" {
 		cfg.Access.VaultKeyFile = filepath.Join(t.TempDir(), "vault.key")
 	}
+	cfg.Capture.RecordDir = filepath.Join(t.TempDir(), "captures")
+	cfg.Capture.GeoIPDir = filepath.Join(t.TempDir(), "geoip")
+	cfg.Capture.IPOnlineLookup = false
 	h := New(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
 	if err := h.Start(context.Background()); err != nil {
 		t.Fatalf("start hub: %v", err)
@@ -91,6 +94,7 @@ func TestStartFailsClearly(t *testing.T) {
 			cfg := config.DefaultHub()
 			cfg.DB, cfg.Port = tt.db, 0
 			cfg.Access.VaultKeyFile = filepath.Join(t.TempDir(), "vault.key")
+			cfg.Capture.IPOnlineLookup = false
 			h := New(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
 			err := h.Start(context.Background())
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -107,6 +111,7 @@ func TestStopDrainsInFlightRequests(t *testing.T) {
 	cfg := config.DefaultHub()
 	cfg.DB, cfg.Port = filepath.Join(t.TempDir(), "netmon.db"), 0
 	cfg.Access.VaultKeyFile = filepath.Join(t.TempDir(), "vault.key")
+	cfg.Capture.IPOnlineLookup = false
 	h := New(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
 	entered, release := make(chan struct{}), make(chan struct{})
 	h.wrap = func(next http.Handler) http.Handler {

@@ -75,7 +75,7 @@ func TestRBACMatrix(t *testing.T) {
 			}
 			cells = append(cells, who+"="+outcome)
 		}
-		lines = append(lines, fmt.Sprintf("%-6s %-28s %-6s | %s", r.Method, r.Path, r.Perm, strings.Join(cells, " ")))
+		lines = append(lines, fmt.Sprintf("%-6s %-28s %-12s | %s", r.Method, r.Path, r.Perm, strings.Join(cells, " ")))
 	}
 	sort.Strings(lines)
 	got := strings.Join(lines, "\n") + "\n"

@@ -245,7 +245,7 @@ func (b *Broker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func escapeMatch(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if strings.ContainsRune(`*?[]\\`, r) {
+		if strings.ContainsRune(`*?[]\`, r) {
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)

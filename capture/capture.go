@@ -1,0 +1,287 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"netmon/capture/record"
+	"netmon/capture/source"
+)
+
+// Config configures the hub-local capture component.
+type Config struct {
+	// Enabled is -capture; when false every start answers that the
+	// hub-local capture is disabled.
+	Enabled bool
+	// Source tunes the packet source (ring size, snaplen, poll timeout).
+	Source source.Options
+	// FlushEvery is how often finished minutes are written (10 s).
+	FlushEvery time.Duration
+}
+
+// DefaultConfig enables capture with the source defaults.
+func DefaultConfig() Config {
+	return Config{Enabled: true, FlushEvery: 10 * time.Second}
+}
+
+// Minute is one finished minute of traffic, as the history stores it.
+type Minute struct {
+	TS                       int64
+	In, Out, Local, Packets  int64
+	PeakIn, PeakOut, Seconds int64
+}
+
+// Remote is the traffic with one public remote address in a minute.
+type Remote struct {
+	IP      netip.Addr
+	Country string
+	Bytes   int64
+}
+
+// MinuteSink receives finished minutes (the hub writes them to the
+// store); capture itself never touches the database.
+type MinuteSink interface {
+	AddMinute(ctx context.Context, m Minute) error
+	AddRemotes(ctx context.Context, ts int64, rs []Remote) error
+}
+
+// Deps are the capture component's collaborators.
+type Deps struct {
+	// Open opens a packet source; nil means source.Open with Config.Source.
+	Open func(device string) (source.Source, error)
+	// Addrs returns the device's own addresses; nil reads them from the OS.
+	Addrs func(device string) ([]netip.Prefix, error)
+	// Recorder writes PCAP recordings; nil disables recording.
+	Recorder *record.Recorder
+	// Enrich gives countries and ASNs; may be nil.
+	Enrich Enricher
+	// Minutes receives finished minutes; may be nil.
+	Minutes MinuteSink
+	// Now is the clock (tests).
+	Now func() time.Time
+}
+
+// Capture is the hub's own capture: start/stop on an interface, the stats
+// engine fed from it, the PCAP recording, and the minute history.
+type Capture struct {
+	log  *slog.Logger
+	cfg  Config
+	deps Deps
+
+	mu        sync.Mutex
+	running   bool
+	device    string
+	lastErr   string
+	src       source.Source
+	engine    *Engine
+	startedAt time.Time
+	stoppedAt time.Time
+	stopLoop  chan struct{}
+	loopDone  chan struct{}
+	flushed   int64 // the last minute (start ts) written
+
+	stopFlush chan struct{}
+	flushWG   sync.WaitGroup
+}
+
+// New returns the component; it does no I/O.
+func New(log *slog.Logger, cfg Config, deps Deps) *Capture {
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	if deps.Open == nil {
+		opts := cfg.Source
+		deps.Open = func(device string) (source.Source, error) { return source.Open(device, opts) }
+	}
+	if deps.Addrs == nil {
+		deps.Addrs = interfaceAddrs
+	}
+	if cfg.FlushEvery <= 0 {
+		cfg.FlushEvery = 10 * time.Second
+	}
+	return &Capture{log: log, cfg: cfg, deps: deps}
+}
+
+// Start begins the minute flusher.
+func (c *Capture) Start() error {
+	c.stopFlush = make(chan struct{})
+	c.flushWG.Add(1)
+	go func() {
+		defer c.flushWG.Done()
+		t := time.NewTicker(c.cfg.FlushEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-c.stopFlush:
+				return
+			case <-t.C:
+				c.flush(false)
+			}
+		}
+	}()
+	return nil
+}
+
+// Stop stops a running capture (closing its recording) and the flusher.
+func (c *Capture) Stop() error {
+	err := c.StopCapture()
+	if c.stopFlush != nil {
+		close(c.stopFlush)
+		c.flushWG.Wait()
+		c.stopFlush = nil
+	}
+	return err
+}
+
+// Enabled reports -capture.
+func (c *Capture) Enabled() bool { return c.cfg.Enabled }
+
+// ErrDisabled is returned by StartCapture with -capture=false.
+var ErrDisabled = errors.New("hub-local capture is disabled on this hub (-capture=false)")
+
+// StartCapture opens device and starts counting; counters reset at every
+// start (spec section 3). The error text is shown to the user as is.
+func (c *Capture) StartCapture(device string) error {
+	if !c.cfg.Enabled {
+		return ErrDisabled
+	}
+	if device == "" {
+		return errors.New("device is required")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running {
+		return fmt.Errorf("capture already running on %s; stop it first", c.device)
+	}
+	nets, err := c.deps.Addrs(device)
+	if err != nil {
+		return err
+	}
+	src, err := c.deps.Open(device)
+	if err != nil {
+		return err
+	}
+	pending := c.collectLocked(true) // the previous capture's last minutes
+	defer c.write(pending)
+	c.engine = newEngine(nets, src, c.deps)
+	c.src, c.device, c.lastErr, c.running = src, device, "", true
+	c.startedAt = c.deps.Now()
+	c.flushed = c.startedAt.Truncate(time.Minute).Unix() - 60
+	c.stopLoop, c.loopDone = make(chan struct{}), make(chan struct{})
+	go c.loop(src, c.engine, c.stopLoop, c.loopDone)
+	c.log.Info("capture started", "device", device, "local_nets", len(nets))
+	return nil
+}
+
+// StopCapture stops the capture; an open recording is closed cleanly.
+func (c *Capture) StopCapture() error {
+	c.mu.Lock()
+	if !c.running {
+		c.mu.Unlock()
+		return nil
+	}
+	stop, done, src := c.stopLoop, c.loopDone, c.src
+	c.mu.Unlock()
+	close(stop)
+	<-done
+	err := src.Close()
+	if _, rerr := c.StopRecording(); rerr != nil && !errors.Is(rerr, record.ErrNotRecording) && !errors.Is(rerr, ErrNoRecorder) {
+		err = errors.Join(err, rerr)
+	}
+	c.mu.Lock()
+	c.running = false
+	c.stoppedAt = c.deps.Now()
+	pending := c.collectLocked(true)
+	c.mu.Unlock()
+	c.write(pending)
+	c.log.Info("capture stopped", "device", c.device)
+	return err
+}
+
+// loop reads frames until stopped, the source ends, or it fails.
+func (c *Capture) loop(src source.Source, e *Engine, stop, done chan struct{}) {
+	defer close(done)
+	rec := c.deps.Recorder
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		data, ci, err := src.ReadPacketData()
+		switch {
+		case err == nil:
+		case errors.Is(err, source.ErrTimeout):
+			continue
+		case errors.Is(err, io.EOF):
+			return
+		default:
+			c.mu.Lock()
+			c.lastErr = err.Error()
+			c.mu.Unlock()
+			c.log.Error("capture read failed", "error", err)
+			return
+		}
+		e.Process(data, ci)
+		if rec != nil {
+			// A no-op while idle; a failing recording stops itself and
+			// reports in its status.
+			_ = rec.Write(data, ci)
+		}
+	}
+}
+
+// Snapshot is the spec 2.1 snapshot of the current (or last) capture.
+func (c *Capture) Snapshot() Snapshot {
+	c.mu.Lock()
+	e, src, running, device, lastErr := c.engine, c.src, c.running, c.device, c.lastErr
+	c.mu.Unlock()
+	var s Snapshot
+	if e != nil {
+		s = e.Snapshot()
+	} else {
+		s = emptySnapshot()
+	}
+	s.Running, s.Device, s.Error = running, device, lastErr
+	if !c.cfg.Enabled {
+		s.Error = ErrDisabled.Error()
+	}
+	if running && src != nil {
+		if st, err := src.Stats(); err == nil {
+			s.Dropped = int64(st.Dropped)
+		}
+	}
+	return s
+}
+
+func emptySnapshot() Snapshot {
+	return Snapshot{Protocols: map[string]int64{}, TopEndpoints: []Endpoint{}, TopPorts: []Port{}, TopDomains: []Domain{}, History: []Bucket{}}
+}
+
+// interfaceAddrs reads a device's addresses from the OS.
+func interfaceAddrs(device string) ([]netip.Prefix, error) {
+	ifi, err := net.InterfaceByName(device)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", source.ErrNoSuchInterface, device)
+	}
+	addrs, err := ifi.Addrs()
+	if err != nil {
+		return nil, fmt.Errorf("addresses of %s: %w", device, err)
+	}
+	var out []netip.Prefix
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if p, err := netip.ParsePrefix(n.String()); err == nil {
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
