@@ -95,6 +95,7 @@ type stats struct {
 	endpoints map[addrKey]int32
 	epSlab    []endpointStat
 	epFree    []int32
+	epLast    int32   // slot of the last endpoint used, a one-entry cache
 	evictBuf  []int64 // scratch for endpoint eviction
 
 	ports     *[65536]portStat

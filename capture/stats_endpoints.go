@@ -13,7 +13,13 @@ import (
 // endpoints) even under a flood of spoofed sources. A re-added address
 // starts again from zero.
 func (s *stats) endpoint(a addrKey) *endpointStat {
+	// Packets come in bursts per peer: check the last slot used before
+	// the map. The slot's own key validates it after an eviction or reset.
+	if i := s.epLast; int(i) < len(s.epSlab) && s.epSlab[i].key == a && s.epSlab[i].packets > 0 {
+		return &s.epSlab[i]
+	}
 	if i, ok := s.endpoints[a]; ok {
+		s.epLast = i
 		return &s.epSlab[i]
 	}
 	if len(s.endpoints) >= s.lim.endpoints {
@@ -29,6 +35,7 @@ func (s *stats) endpoint(a addrKey) *endpointStat {
 	}
 	s.epSlab[i] = endpointStat{key: a}
 	s.endpoints[a] = i
+	s.epLast = i
 	return &s.epSlab[i]
 }
 
