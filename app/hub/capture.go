@@ -67,11 +67,11 @@ func (s minuteSink) AddRemotes(ctx context.Context, ts int64, rs []capture.Remot
 
 // Tick is the WebSocket message of spec 6.1.
 type Tick struct {
-	Type        string             `json:"type"`
-	Stats       capture.Snapshot   `json:"stats"`
-	Connections []api.Connection   `json:"connections"`
-	AlertEvents []AlertEvent       `json:"alert_events"` // alerting arrives later: always []
-	Record      TickRecord         `json:"record"`
+	Type        string           `json:"type"`
+	Stats       capture.Snapshot `json:"stats"`
+	Connections []api.Connection `json:"connections"`
+	AlertEvents []AlertEvent     `json:"alert_events"` // alerting arrives later: always []
+	Record      TickRecord       `json:"record"`
 }
 
 // AlertEvent is an alert of a tick (spec 6.1).
