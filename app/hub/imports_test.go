@@ -23,8 +23,16 @@ var importRules = []struct {
 	{"app/config", []string{"app/logging"}},
 	{"app/logging", nil},
 	{"app/version", nil},
-	{"app/hub", []string{"app/api", "app/auth", "app/auth/oidc", "app/config", "app/version", "store", "store/vault", "ui"}},
-	{"app/api", []string{"app/audit", "app/auth", "app/auth/oidc", "app/logging", "app/version", "store", "ui"}},
+	{"app/hub", []string{"app/api", "app/auth", "app/auth/oidc", "app/config", "app/live", "app/version", "capture", "capture/proc", "capture/record", "collectors/geo", "store", "store/vault", "ui"}},
+	{"app/live", nil},
+	{"app/history", []string{"store"}},
+	{"capture/decode", nil},
+	{"capture/source", nil},
+	{"capture/record", nil},
+	{"capture/proc", nil},
+	{"capture", []string{"capture/decode", "capture/record", "capture/source", "collectors/geo"}},
+	{"collectors/geo", nil},
+	{"app/api", []string{"app/audit", "app/auth", "app/auth/oidc", "app/history", "app/logging", "app/version", "capture", "capture/proc", "capture/record", "capture/source", "collectors/geo", "store", "ui"}},
 	{"app/auth/oidc", nil},
 	{"app/auth", []string{"app/audit", "store"}},
 	{"app/audit", []string{"store"}},
@@ -132,7 +140,8 @@ func TestTopLevelEntries(t *testing.T) {
 		"alerting": true, "agentmode": true, "ui": true, "testdata": true, "go.mod": true, "go.sum": true,
 		"Makefile": true, "README.md": true,
 		// Runtime artifacts of `make run` / `make build`, ignored by git.
-		"bin": true, "netmon.db": true, "netmon.db-wal": true, "netmon.db-shm": true, "vault.key": true}
+		"bin": true, "netmon.db": true, "netmon.db-wal": true, "netmon.db-shm": true, "vault.key": true,
+		"captures": true, "geoip": true}
 	entries, err := os.ReadDir(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
