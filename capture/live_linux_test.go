@@ -103,17 +103,20 @@ func TestNetnsSender(t *testing.T) {
 	q.Close()
 }
 
-func ipCmd(t *testing.T, args ...string) {
+func ipCmd(t testing.TB, args ...string) {
 	t.Helper()
 	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 		t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
 
-func TestLiveVeth(t *testing.T) {
+// liveVeth makes the namespace and the veth pair and returns the
+// namespace and the host end's name; everything is removed at cleanup.
+func liveVeth(t testing.TB) (ns, vh string) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") == "true" {
-			t.Fatal("the live capture test needs root in CI")
+			t.Fatal("the live capture tests need root in CI")
 		}
 		t.Skip("needs root (network namespaces, AF_PACKET)")
 	}
@@ -144,6 +147,11 @@ func TestLiveVeth(t *testing.T) {
 	ipCmd(t, "-n", ns, "link", "set", vn, "up")
 	ipCmd(t, "-n", ns, "link", "set", "lo", "up")
 	ipCmd(t, "-n", ns, "route", "add", liveHostIP+"/32", "dev", vn)
+	return ns, vh
+}
+
+func TestLiveVeth(t *testing.T) {
+	ns, vh := liveVeth(t)
 
 	// Host listeners absorb the datagrams (no ICMP port unreachable).
 	for _, addr := range []string{liveHostIP + ":9999", liveHostIP + ":20002", liveHostIP + ":53"} {

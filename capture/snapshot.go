@@ -29,9 +29,9 @@ type Endpoint struct {
 	Local    bool   `json:"local"`
 	Country  string `json:"country"`
 	ASN      string `json:"asn"`
-	In       int64  `json:"in"`    // bytes received from it
+	In       int64  `json:"in"`    // bytes it sent (received by this host)
 	Out      int64  `json:"out"`   // bytes sent to it
-	Total    int64  `json:"total"` // In + Out (+ local traffic)
+	Total    int64  `json:"total"` // In + Out; local traffic counts in both
 	Packets  int64  `json:"packets"`
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
@@ -62,18 +63,20 @@ func HashPassword(pw string) (string, error) {
 // dummyHash is checked against when the user does not exist, so that a
 // login takes as long for an unknown name as for a wrong password and the
 // response time does not reveal which names exist.
-var dummyHash = func() []byte {
+// It is made on first use, not at start-up: a bcrypt hash costs about
+// 60 ms, which every process start (even `netmon version`) would pay.
+var dummyHash = sync.OnceValue(func() []byte {
 	h, err := bcrypt.GenerateFromPassword([]byte("netmon-timing-equaliser"), BcryptCost)
 	if err != nil {
 		panic(err)
 	}
 	return h
-}()
+})
 
 // checkPassword compares pw with hash (empty hash: the dummy, always false).
 func checkPassword(hash, pw string) bool {
 	if hash == "" {
-		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(pw))
+		_ = bcrypt.CompareHashAndPassword(dummyHash(), []byte(pw))
 		return false
 	}
 	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw)) == nil

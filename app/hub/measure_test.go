@@ -14,9 +14,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 var (
@@ -70,6 +73,21 @@ func BenchmarkHubBinary(b *testing.B) {
 
 		reqs, lat := load(base+"/healthz", *measureConns, time.Duration(*measureSeconds)*time.Second)
 		loadRSS := rssMB(b, cmd.Process.Pid)
+
+		// /api/status with the capture running on lo (the load itself is
+		// the captured traffic) and four WebSocket clients attached.
+		if resp, err := client.Post(base+"/api/capture/start", "application/json", strings.NewReader(`{"device":"lo"}`)); err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			b.Logf("capture start on lo: %s", body)
+		}
+		stopWS := attachWS(b, strings.Replace(base, "http", "ws", 1)+"/ws", 4)
+		sreqs, slat := load(base+"/api/status", *measureConns, time.Duration(*measureSeconds)*time.Second)
+		ticks := stopWS()
+		srps := float64(sreqs) / float64(*measureSeconds)
+		b.ReportMetric(srps, "status_req/s")
+		b.ReportMetric(pct(slat, 0.99), "status_p99_ms")
+		b.Logf("/api/status %.0f req/s (p50 %.2f ms, p99 %.2f ms) with 4 WebSocket clients (%d ticks received)", srps, pct(slat, 0.5), pct(slat, 0.99), ticks)
 
 		stopAt := time.Now()
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -134,6 +152,33 @@ func pct(sorted []float64, p float64) float64 {
 		return 0
 	}
 	return sorted[int(float64(len(sorted)-1)*p)]
+}
+
+// attachWS connects n WebSocket clients that read ticks until the returned
+// function is called; it returns how many ticks they received.
+func attachWS(b *testing.B, url string, n int) func() int64 {
+	ctx, cancel := context.WithCancel(context.Background())
+	var got atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		c, _, err := websocket.Dial(ctx, url, nil)
+		if err != nil {
+			b.Fatalf("websocket: %v", err)
+		}
+		c.SetReadLimit(8 << 20)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.CloseNow()
+			for {
+				if _, _, err := c.Read(ctx); err != nil {
+					return
+				}
+				got.Add(1)
+			}
+		}()
+	}
+	return func() int64 { cancel(); wg.Wait(); return got.Load() }
 }
 
 // rssMB reads VmRSS of pid from /proc (Linux).
