@@ -101,7 +101,7 @@ const (
 func TestHelperSender(t *testing.T) {
 	to := os.Getenv(envSendTo)
 	if to == "" {
-		t.Skip("helper process only")
+		return // a helper process only: does nothing in a normal run
 	}
 	var sizes []int
 	for f := range strings.SplitSeq(os.Getenv(envSendSizes), ",") {

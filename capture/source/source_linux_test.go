@@ -198,7 +198,7 @@ const envPermHelper = "NETMON_TEST_PERM_HELPER"
 // test binary without CAP_NET_RAW to run it.
 func TestHelperOpenUnprivileged(t *testing.T) {
 	if os.Getenv(envPermHelper) == "" {
-		t.Skip("helper process only")
+		return // a helper process only: does nothing in a normal run
 	}
 	_, err := Open("lo", Options{})
 	if !errors.Is(err, fs.ErrPermission) {
