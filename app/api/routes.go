@@ -147,5 +147,23 @@ func (s *Server) routeTable() []Route {
 			Summary:     "Traffic by remote country over a window: ISO code, name, centroid, bytes, distinct remote addresses",
 			Description: "Bytes descending; empty when no GeoIP source (no .mmdb in -geoip-dir and online lookup off).",
 			Do:          JSON(s.geoMap)},
+
+		// Flows, syslog, events (spec 4.8, 4.10).
+		{Method: http.MethodGet, Path: "/api/v1/flows", OperationID: "listFlows", Tag: "flows", Perm: Session,
+			Summary:     "Top flows of a window by octets: per exporter and 5-tuple",
+			Description: "Flows are stored as per-minute aggregates; ts is the last record time, first_seen the first minute. A site-bound identity sees the flows of its site's exporters only.",
+			Do:          JSON(s.flows)},
+		{Method: http.MethodGet, Path: "/api/v1/flows/conversations", OperationID: "listConversations", Tag: "flows", Perm: Session,
+			Summary:     "Conversations: flows grouped by 5-tuple, or by address pair with both directions merged",
+			Description: "pair mode reads the top 2000 directed pairs, then merges the two directions of each.",
+			Do:          JSON(s.conversations)},
+		{Method: http.MethodGet, Path: "/api/v1/flows/conversation", OperationID: "getConversation", Tag: "flows", Perm: Session,
+			Summary: "One conversation: its minute rows in both directions and both endpoints' country and ASN", Do: JSON(s.conversation)},
+		{Method: http.MethodGet, Path: "/api/v1/syslog", OperationID: "listSyslog", Tag: "flows", Perm: Session,
+			Summary: "Newest syslog events", Do: JSON(s.syslog)},
+		{Method: http.MethodGet, Path: "/api/v1/events", OperationID: "listEvents", Tag: "flows", Perm: Session,
+			Summary:     "Normalised observations (netflow.flow, syslog.received; agent types later), newest first, with a cursor",
+			Description: "Order: ts descending, then type, then id; pass next_before back as before for the next page: pages never skip or repeat.",
+			Do:          JSON(s.events)},
 	}
 }

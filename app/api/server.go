@@ -80,6 +80,8 @@ type Deps struct {
 	}
 	// Live serves the WebSocket feed /ws (after authorization).
 	Live http.Handler
+	// Flows reads flows, syslog and events (*store.DB).
+	Flows FlowStore
 	// AuditLog appends records of operate-level actions (*store.DB).
 	AuditLog interface {
 		AppendAudit(ctx context.Context, e store.AuditEvent) (store.AuditEvent, error)

@@ -52,6 +52,8 @@ type Hub struct {
 	Access Access
 	// Capture configures the hub-local capture, recordings and GeoIP.
 	Capture Capture
+	// Collectors configures the flow and syslog listeners and the queue.
+	Collectors Collectors
 }
 
 // DefaultHub returns the defaults of spec section 1.
@@ -66,6 +68,7 @@ func DefaultHub() Hub {
 		LogLevel:       "info",
 		Access:         DefaultAccess(),
 		Capture:        DefaultCapture(),
+		Collectors:     DefaultCollectors(),
 	}
 }
 
@@ -84,11 +87,12 @@ func AddHubFlags(fs *pflag.FlagSet) {
 	fs.String("log-level", d.LogLevel, "minimum log level: debug, info, warn or error (env NETMON_LOG_LEVEL)")
 	addAccessFlags(fs)
 	addCaptureFlags(fs)
+	addCollectorFlags(fs)
 }
 
 // hubKeys are the keys a hub configuration file may hold. A file with any
 // other key is refused, so a typo is an error rather than a silent default.
-var hubKeys = append([]string{"port", "dev", "db", "db_max_conns", "retention_hours", "prune", "log_format", "log_level"}, append(accessKeys, captureKeys...)...)
+var hubKeys = append([]string{"port", "dev", "db", "db_max_conns", "retention_hours", "prune", "log_format", "log_level"}, append(append(accessKeys, captureKeys...), collectorKeys...)...)
 
 // LoadHub merges fs (already parsed), the process environment and the YAML
 // file named by --config / NETMON_CONFIG, then validates the result.
@@ -134,6 +138,7 @@ func LoadHub(fs *pflag.FlagSet) (Hub, error) {
 	get(err)
 	get(loadAccess(v, &c.Access))
 	get(loadCapture(v, &c.Capture))
+	get(loadCollectors(v, &c.Collectors))
 	if len(errs) > 0 {
 		return Hub{}, errs[0]
 	}
@@ -158,7 +163,10 @@ func (c Hub) Validate() error {
 	if err := c.Access.validate(); err != nil {
 		return err
 	}
-	return c.Capture.validate()
+	if err := c.Capture.validate(); err != nil {
+		return err
+	}
+	return c.Collectors.validate()
 }
 
 type nopWriter struct{}

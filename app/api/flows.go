@@ -1,0 +1,245 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"netmon/store"
+)
+
+// FlowStore is what the flow, syslog and event routes read (*store.DB).
+type FlowStore interface {
+	TopFlows(ctx context.Context, from int64, limit int, site string) ([]store.FlowRow, error)
+	PairFlows(ctx context.Context, a, b string, from int64, limit int, site string) ([]store.FlowRow, error)
+	Conversations(ctx context.Context, from int64, by5 bool, sort string, limit int, site string) ([]store.Conversation, error)
+	ListSyslog(ctx context.Context, limit int, before, since int64, site string) ([]store.SyslogRow, error)
+	FlowEvents(ctx context.Context, since int64, device string, after *store.EventCursor, limit int, site string) ([]store.Event, error)
+	SyslogEvents(ctx context.Context, since int64, device string, after *store.EventCursor, limit int, site string) ([]store.Event, error)
+}
+
+type flowsIn struct {
+	Minutes int `query:"minutes" min:"1" max:"360" default:"15" doc:"window ending now, in minutes (at most 6 hours)"`
+	Limit   int `query:"limit" min:"1" max:"1000" default:"20" doc:"rows to return"`
+}
+
+func (s *Server) flows(c *gin.Context, in *flowsIn) ([]store.FlowRow, error) {
+	from := time.Now().Add(-time.Duration(in.Minutes) * time.Minute).Unix()
+	return s.deps.Flows.TopFlows(c, from, in.Limit, identity(c).SiteFilter())
+}
+
+type conversationsIn struct {
+	By     string `query:"by" enum:"5tuple,pair" default:"5tuple" doc:"group by 5-tuple, or by address pair with both directions merged"`
+	Window string `query:"window" enum:"15m,1h,6h,24h" default:"1h" doc:"window ending now"`
+	Sort   string `query:"sort" enum:"octets,packets,flows,last_seen" default:"octets" doc:"order, descending"`
+	Limit  int    `query:"limit" min:"1" max:"1000" default:"50" doc:"groups to return"`
+}
+
+var windows = map[string]time.Duration{"15m": 15 * time.Minute, "1h": time.Hour, "6h": 6 * time.Hour, "24h": 24 * time.Hour}
+
+// pairPull is how many directed pairs are read before both directions are
+// merged (spec 8).
+const pairPull = 2000
+
+func (s *Server) conversations(c *gin.Context, in *conversationsIn) ([]store.Conversation, error) {
+	from := time.Now().Add(-windows[in.Window]).Unix()
+	site := identity(c).SiteFilter()
+	if in.By == "5tuple" {
+		return s.deps.Flows.Conversations(c, from, true, in.Sort, in.Limit, site)
+	}
+	directed, err := s.deps.Flows.Conversations(c, from, false, in.Sort, pairPull, site)
+	if err != nil {
+		return nil, err
+	}
+	return mergePairs(directed, in.Sort, in.Limit), nil
+}
+
+// mergePairs adds the two directions of each address pair together; the
+// pair is named in the direction that carried more octets.
+func mergePairs(directed []store.Conversation, sortBy string, limit int) []store.Conversation {
+	type key struct{ a, b string }
+	idx := map[key]int{}
+	var out []store.Conversation
+	dirOctets := map[key]int64{}
+	for _, d := range directed {
+		k := key{d.Src, d.Dst}
+		if d.Dst < d.Src {
+			k = key{d.Dst, d.Src}
+		}
+		i, ok := idx[k]
+		if !ok {
+			idx[k] = len(out)
+			out = append(out, d)
+			dirOctets[k] = d.Octets
+			continue
+		}
+		m := &out[i]
+		if d.Octets > dirOctets[k] {
+			m.Src, m.Dst = d.Src, d.Dst
+			dirOctets[k] = d.Octets
+		}
+		m.Packets += d.Packets
+		m.Octets += d.Octets
+		m.Flows += d.Flows
+		m.First = min(m.First, d.First)
+		m.LastSeen = max(m.LastSeen, d.LastSeen)
+	}
+	val := func(c store.Conversation) int64 {
+		switch sortBy {
+		case "packets":
+			return c.Packets
+		case "flows":
+			return c.Flows
+		case "last_seen":
+			return c.LastSeen
+		}
+		return c.Octets
+	}
+	sort.SliceStable(out, func(i, j int) bool { return val(out[i]) > val(out[j]) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	if out == nil {
+		out = []store.Conversation{}
+	}
+	return out
+}
+
+type conversationIn struct {
+	Src     string `query:"src" required:"true" doc:"one address of the pair"`
+	Dst     string `query:"dst" required:"true" doc:"the other address"`
+	Minutes int    `query:"minutes" min:"1" max:"10080" default:"1440" doc:"window ending now"`
+	Limit   int    `query:"limit" min:"1" max:"5000" default:"500" doc:"minute rows to return"`
+}
+
+// EndpointInfo is GeoIP about one end of a conversation.
+type EndpointInfo struct {
+	IP      string `json:"ip"`
+	Country string `json:"country"`
+	ASN     string `json:"asn"`
+	Private bool   `json:"private"`
+}
+
+// ConversationDetail is GET /api/v1/flows/conversation.
+type ConversationDetail struct {
+	Src   EndpointInfo    `json:"src"`
+	Dst   EndpointInfo    `json:"dst"`
+	Flows []store.FlowRow `json:"flows"`
+}
+
+func (s *Server) conversation(c *gin.Context, in *conversationIn) (ConversationDetail, error) {
+	a, err := netip.ParseAddr(in.Src)
+	if err != nil {
+		return ConversationDetail{}, Errorf(http.StatusBadRequest, "query parameter \"src\": must be an IP address")
+	}
+	b, err := netip.ParseAddr(in.Dst)
+	if err != nil {
+		return ConversationDetail{}, Errorf(http.StatusBadRequest, "query parameter \"dst\": must be an IP address")
+	}
+	from := time.Now().Add(-time.Duration(in.Minutes) * time.Minute).Unix()
+	rows, err := s.deps.Flows.PairFlows(c, a.String(), b.String(), from, in.Limit, identity(c).SiteFilter())
+	if err != nil {
+		return ConversationDetail{}, err
+	}
+	return ConversationDetail{Src: s.endpointInfo(a), Dst: s.endpointInfo(b), Flows: rows}, nil
+}
+
+func (s *Server) endpointInfo(a netip.Addr) EndpointInfo {
+	e := EndpointInfo{IP: a.String(), Private: a.IsPrivate() || a.IsLoopback() || a.IsLinkLocalUnicast()}
+	if s.deps.Geo != nil {
+		e.Country, e.ASN, _ = s.deps.Geo.Lookup(a)
+	}
+	return e
+}
+
+type syslogIn struct {
+	Limit int `query:"limit" min:"1" max:"1000" default:"100" doc:"newest events to return"`
+}
+
+func (s *Server) syslog(c *gin.Context, in *syslogIn) ([]store.SyslogRow, error) {
+	return s.deps.Flows.ListSyslog(c, in.Limit, 0, 0, identity(c).SiteFilter())
+}
+
+type eventsIn struct {
+	Type     string `query:"type" enum:"netflow.flow,syslog.received,dns.query,tls.sni_observed,http.host_observed,connection.seen" doc:"only this type"`
+	AgentID  int64  `query:"agent_id" min:"0" doc:"only this agent's observations (agents arrive later: none yet)"`
+	Device   string `query:"device" doc:"only this exporter or syslog source address"`
+	SinceMin int    `query:"since_min" min:"1" max:"10080" default:"60" doc:"window ending now, in minutes"`
+	Before   string `query:"before" doc:"cursor: the next_before of the previous page, or a Unix timestamp (events strictly older)"`
+	Limit    int    `query:"limit" min:"1" max:"1000" default:"100" doc:"events per page"`
+}
+
+// EventPage is a page of GET /api/v1/events, newest first.
+type EventPage struct {
+	Events []store.Event `json:"events"`
+	// NextBefore is the cursor of the next page ("" on the last page).
+	NextBefore string `json:"next_before"`
+}
+
+func parseCursor(s string) (*store.EventCursor, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if ts, err := strconv.ParseInt(s, 10, 64); err == nil {
+		// A plain time: everything strictly older ("~" sorts after every type).
+		return &store.EventCursor{TS: ts, Type: "~"}, nil
+	}
+	parts := strings.SplitN(s, "~", 3)
+	if len(parts) != 3 {
+		return nil, Errorf(http.StatusBadRequest, "query parameter \"before\": must be a Unix timestamp or a next_before cursor")
+	}
+	ts, err := strconv.ParseInt(parts[0], 10, 64)
+	if err != nil {
+		return nil, Errorf(http.StatusBadRequest, "query parameter \"before\": must be a Unix timestamp or a next_before cursor")
+	}
+	return &store.EventCursor{TS: ts, Type: parts[1], Key: parts[2]}, nil
+}
+
+func (s *Server) events(c *gin.Context, in *eventsIn) (EventPage, error) {
+	after, err := parseCursor(in.Before)
+	if err != nil {
+		return EventPage{}, err
+	}
+	page := EventPage{Events: []store.Event{}}
+	if in.AgentID > 0 {
+		return page, nil // no agent observations yet
+	}
+	since := time.Now().Add(-time.Duration(in.SinceMin) * time.Minute).Unix()
+	site := identity(c).SiteFilter()
+	var all []store.Event
+	if in.Type == "" || in.Type == "netflow.flow" {
+		fs, err := s.deps.Flows.FlowEvents(c, since, in.Device, after, in.Limit+1, site)
+		if err != nil {
+			return EventPage{}, err
+		}
+		all = append(all, fs...)
+	}
+	if in.Type == "" || in.Type == "syslog.received" {
+		ss, err := s.deps.Flows.SyslogEvents(c, since, in.Device, after, in.Limit+1, site)
+		if err != nil {
+			return EventPage{}, err
+		}
+		all = append(all, ss...)
+	}
+	// Each source is already in its order; merging keeps it (a stable sort
+	// on ts, then type), so paging never skips or repeats.
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].TS != all[j].TS {
+			return all[i].TS > all[j].TS
+		}
+		return all[i].Type < all[j].Type
+	})
+	if len(all) > in.Limit {
+		all = all[:in.Limit]
+		last := all[len(all)-1]
+		page.NextBefore = strconv.FormatInt(last.TS, 10) + "~" + last.Type + "~" + last.Key
+	}
+	page.Events = append(page.Events, all...)
+	return page, nil
+}

@@ -1,0 +1,132 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+)
+
+// Event is a normalised observation of GET /api/v1/events.
+type Event struct {
+	Type    string         `json:"type"`
+	TS      int64          `json:"ts"`
+	Device  string         `json:"device"`
+	AgentID int64          `json:"agent_id"`
+	Key     string         `json:"id"`
+	Data    map[string]any `json:"data"`
+}
+
+// EventCursor is a position in the event order: ts descending, then type
+// ascending, then key descending. Events after it are returned.
+type EventCursor struct {
+	TS   int64
+	Type string
+	Key  string
+}
+
+// cursorClause is the SQL condition "after the cursor" for a source of
+// type typ whose key expression is keyExpr, with args starting at n.
+func cursorClause(c *EventCursor, typ, keyExpr string, n int) (string, []any) {
+	if c == nil {
+		return "", nil
+	}
+	switch {
+	case typ < c.Type:
+		return fmt.Sprintf(" AND ts < $%d", n), []any{c.TS}
+	case typ == c.Type:
+		return fmt.Sprintf(" AND (ts < $%d OR (ts = $%d AND %s < $%d))", n, n, keyExpr, n+1), []any{c.TS, c.Key}
+	}
+	return fmt.Sprintf(" AND ts <= $%d", n), []any{c.TS}
+}
+
+// flowKeyExpr orders flow rows within a minute; both engines concatenate
+// text and integers with ||.
+const flowKeyExpr = `(exporter || '|' || src || '|' || dst || '|' || src_port || '|' || dst_port || '|' || proto)`
+
+// FlowEvents returns netflow.flow events since since, after the cursor.
+func (db *DB) FlowEvents(ctx context.Context, since int64, device string, after *EventCursor, limit int, site string) ([]Event, error) {
+	q := `SELECT ts, exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, ` + flowKeyExpr + ` FROM flow_minutes WHERE ts >= $1`
+	args := []any{since - since%60}
+	if device != "" {
+		args = append(args, device)
+		q += fmt.Sprintf(" AND exporter = $%d", len(args))
+	}
+	cl, cargs := cursorClause(after, "netflow.flow", flowKeyExpr, len(args)+1)
+	q += cl
+	args = append(args, cargs...)
+	if site != "" {
+		q += siteClause(site, len(args)+1)
+		args = append(args, site)
+	}
+	args = append(args, limit)
+	q += fmt.Sprintf(" ORDER BY ts DESC, %s DESC LIMIT $%d", flowKeyExpr, len(args))
+	rows, err := db.reader.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("flow events: %w", err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var ts, packets, octets, flows int64
+		var exporter, src, dst, key string
+		var sp, dp, proto int
+		if err := rows.Scan(&ts, &exporter, &src, &dst, &sp, &dp, &proto, &packets, &octets, &flows, &key); err != nil {
+			return nil, fmt.Errorf("flow events: %w", err)
+		}
+		out = append(out, Event{Type: "netflow.flow", TS: ts, Device: exporter, Key: key, Data: map[string]any{
+			"src": src, "dst": dst, "src_port": sp, "dst_port": dp, "proto": proto, "packets": packets, "octets": octets, "flows": flows,
+		}})
+	}
+	return out, rows.Err()
+}
+
+// syslogKeyExpr orders syslog rows: the id, zero-padded so that text
+// order is numeric order.
+func syslogKey(id int64) string { return fmt.Sprintf("%020d", id) }
+
+// SyslogEvents returns syslog.received events since since, after the cursor.
+func (db *DB) SyslogEvents(ctx context.Context, since int64, device string, after *EventCursor, limit int, site string) ([]Event, error) {
+	q := `SELECT id, ts, host, source, severity, facility, tag, message FROM syslog_events WHERE ts >= $1`
+	args := []any{since}
+	if device != "" {
+		args = append(args, device)
+		q += fmt.Sprintf(" AND source = $%d", len(args))
+	}
+	if after != nil {
+		// The key is the id: compare numerically.
+		var id int64
+		if after.Type == "syslog.received" {
+			id, _ = strconv.ParseInt(after.Key, 10, 64)
+		}
+		cl, cargs := cursorClause(after, "syslog.received", "id", len(args)+1)
+		if after.Type == "syslog.received" {
+			cargs[1] = id
+		}
+		q += cl
+		args = append(args, cargs...)
+	}
+	if site != "" {
+		args = append(args, site)
+		q += fmt.Sprintf(` AND source IN (SELECT host FROM devices WHERE site = $%d AND host <> '')`, len(args))
+	}
+	args = append(args, limit)
+	q += fmt.Sprintf(" ORDER BY ts DESC, id DESC LIMIT $%d", len(args))
+	rows, err := db.reader.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("syslog events: %w", err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var id, ts int64
+		var host, source, tag, msg string
+		var sev, fac int
+		if err := rows.Scan(&id, &ts, &host, &source, &sev, &fac, &tag, &msg); err != nil {
+			return nil, fmt.Errorf("syslog events: %w", err)
+		}
+		out = append(out, Event{Type: "syslog.received", TS: ts, Device: source, Key: syslogKey(id), Data: map[string]any{
+			"id": id, "host": host, "severity": sev, "facility": fac, "tag": tag, "message": msg,
+		}})
+	}
+	return out, rows.Err()
+}

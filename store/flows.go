@@ -1,0 +1,323 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"netmon/store/record"
+)
+
+// FlowTables and SyslogTables are the raw time series of this file, for
+// the retention loop.
+var (
+	FlowTables   = []string{"flow_minutes"}
+	SyslogTables = []string{"syslog_events"}
+)
+
+// flowKey is one row of flow_minutes.
+type flowKey struct {
+	ts               int64
+	exporter         string
+	src, dst         string
+	srcPort, dstPort uint16
+	proto            uint8
+}
+
+type flowSums struct {
+	packets, octets, flows uint64
+	last                   int64
+}
+
+// WriteFlows adds a batch of flow records to their minutes in one
+// transaction: records of the same minute, exporter and 5-tuple are summed
+// in memory first, then added to the stored row (or create it). It returns
+// the number of rows touched.
+func (db *DB) WriteFlows(ctx context.Context, fs []record.Flow) (int, error) {
+	if len(fs) == 0 {
+		return 0, nil
+	}
+	agg := make(map[flowKey]*flowSums, len(fs)/4+1)
+	for i := range fs {
+		f := &fs[i]
+		k := flowKey{ts: f.TS - f.TS%60, exporter: f.Exporter.String(), src: f.Src.String(), dst: f.Dst.String(),
+			srcPort: f.SrcPort, dstPort: f.DstPort, proto: f.Proto}
+		s := agg[k]
+		if s == nil {
+			s = &flowSums{}
+			agg[k] = s
+		}
+		s.packets += f.Packets
+		s.octets += f.Octets
+		s.flows++
+		s.last = max(s.last, f.TS)
+	}
+	err := db.WithTx(ctx, func(tx *sql.Tx) error {
+		const q = `INSERT INTO flow_minutes (ts, exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, last_seen)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			ON CONFLICT (ts, exporter, src, dst, src_port, dst_port, proto) DO UPDATE SET
+				packets = flow_minutes.packets + excluded.packets,
+				octets = flow_minutes.octets + excluded.octets,
+				flows = flow_minutes.flows + excluded.flows,
+				last_seen = CASE WHEN excluded.last_seen > flow_minutes.last_seen THEN excluded.last_seen ELSE flow_minutes.last_seen END`
+		stmt, err := tx.PrepareContext(ctx, q)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for k, s := range agg {
+			if _, err := stmt.ExecContext(ctx, k.ts, k.exporter, k.src, k.dst, int(k.srcPort), int(k.dstPort), int(k.proto),
+				int64(s.packets), int64(s.octets), int64(s.flows), s.last); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("write flows: %w", err)
+	}
+	return len(agg), nil
+}
+
+// WriteSyslog inserts a batch of syslog events in one transaction.
+func (db *DB) WriteSyslog(ctx context.Context, es []record.SyslogEvent) error {
+	if len(es) == 0 {
+		return nil
+	}
+	err := db.WithTx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO syslog_events (ts, host, source, severity, facility, tag, message) VALUES ($1, $2, $3, $4, $5, $6, $7)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i := range es {
+			e := &es[i]
+			src := ""
+			if e.Source.IsValid() {
+				src = e.Source.String()
+			}
+			if _, err := stmt.ExecContext(ctx, e.TS, cleanText(e.Host), src, int(e.Severity), int(e.Facility), cleanText(e.Tag), cleanText(e.Message)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("write syslog: %w", err)
+	}
+	return nil
+}
+
+// FlowRow is a flow aggregate as the API shows it (spec 2.11).
+type FlowRow struct {
+	TS       int64  `json:"ts"` // last seen
+	Device   string `json:"device"`
+	Src      string `json:"src"`
+	Dst      string `json:"dst"`
+	SrcPort  int    `json:"src_port"`
+	DstPort  int    `json:"dst_port"`
+	Proto    int    `json:"proto"`
+	Packets  int64  `json:"packets"`
+	Octets   int64  `json:"octets"`
+	Flows    int64  `json:"flows"`
+	First    int64  `json:"first_seen"`
+	LastSeen int64  `json:"-"`
+}
+
+// siteClause limits exporters to a site's devices: an exporter with no
+// device belongs to no site and is seen only by unbound identities.
+func siteClause(site string, arg int) string {
+	if site == "" {
+		return ""
+	}
+	return fmt.Sprintf(` AND exporter IN (SELECT host FROM devices WHERE site = $%d AND host <> '')`, arg)
+}
+
+// TopFlows sums the flows since from per exporter and 5-tuple, octets
+// descending.
+func (db *DB) TopFlows(ctx context.Context, from int64, limit int, site string) ([]FlowRow, error) {
+	q := `SELECT MAX(last_seen), exporter, src, dst, src_port, dst_port, proto, SUM(packets), SUM(octets), SUM(flows), MIN(ts)
+		FROM flow_minutes WHERE ts >= $1` + siteClause(site, 3) + `
+		GROUP BY exporter, src, dst, src_port, dst_port, proto
+		ORDER BY SUM(octets) DESC, exporter, src, dst, src_port, dst_port, proto LIMIT $2`
+	args := []any{from - from%60, limit}
+	if site != "" {
+		args = append(args, site)
+	}
+	return db.flowRows(ctx, q, args...)
+}
+
+func (db *DB) flowRows(ctx context.Context, q string, args ...any) ([]FlowRow, error) {
+	rows, err := db.reader.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query flows: %w", err)
+	}
+	defer rows.Close()
+	out := []FlowRow{}
+	for rows.Next() {
+		var r FlowRow
+		if err := rows.Scan(&r.TS, &r.Device, &r.Src, &r.Dst, &r.SrcPort, &r.DstPort, &r.Proto, &r.Packets, &r.Octets, &r.Flows, &r.First); err != nil {
+			return nil, fmt.Errorf("query flows: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// PairFlows returns the minute rows between a and b in both directions
+// since from, newest first, at most limit.
+func (db *DB) PairFlows(ctx context.Context, a, b string, from int64, limit int, site string) ([]FlowRow, error) {
+	q := `SELECT last_seen, exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, ts
+		FROM flow_minutes WHERE ts >= $1 AND ((src = $2 AND dst = $3) OR (src = $3 AND dst = $2))` + siteClause(site, 5) + `
+		ORDER BY ts DESC, exporter, src, dst, src_port, dst_port, proto LIMIT $4`
+	args := []any{from - from%60, a, b, limit}
+	if site != "" {
+		args = append(args, site)
+	}
+	return db.flowRows(ctx, q, args...)
+}
+
+// Conversation is a group of flows (spec 4.10 conversations).
+type Conversation struct {
+	Src      string `json:"src"`
+	Dst      string `json:"dst"`
+	SrcPort  int    `json:"src_port,omitempty"`
+	DstPort  int    `json:"dst_port,omitempty"`
+	Proto    int    `json:"proto,omitempty"`
+	Packets  int64  `json:"packets"`
+	Octets   int64  `json:"octets"`
+	Flows    int64  `json:"flows"`
+	First    int64  `json:"first_seen"`
+	LastSeen int64  `json:"last_seen"`
+}
+
+// ConversationOrder maps the API's sort names to SQL.
+var ConversationOrder = map[string]string{
+	"octets": "SUM(octets) DESC", "packets": "SUM(packets) DESC", "flows": "SUM(flows) DESC", "last_seen": "MAX(last_seen) DESC",
+}
+
+// Conversations groups the flows since from by 5-tuple (by5 true) or by
+// address pair (directions still apart; the caller merges them), sorted by
+// sort (a key of ConversationOrder), at most limit groups.
+func (db *DB) Conversations(ctx context.Context, from int64, by5 bool, sort string, limit int, site string) ([]Conversation, error) {
+	order, ok := ConversationOrder[sort]
+	if !ok {
+		return nil, fmt.Errorf("conversations: unknown sort %q", sort)
+	}
+	cols := "src, dst"
+	if by5 {
+		cols = "src, dst, src_port, dst_port, proto"
+	}
+	q := `SELECT ` + cols + `, SUM(packets), SUM(octets), SUM(flows), MIN(ts), MAX(last_seen)
+		FROM flow_minutes WHERE ts >= $1` + siteClause(site, 3) + ` GROUP BY ` + cols + ` ORDER BY ` + order + `, ` + cols + ` LIMIT $2`
+	args := []any{from - from%60, limit}
+	if site != "" {
+		args = append(args, site)
+	}
+	rows, err := db.reader.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("conversations: %w", err)
+	}
+	defer rows.Close()
+	out := []Conversation{}
+	for rows.Next() {
+		var c Conversation
+		dest := []any{&c.Src, &c.Dst}
+		if by5 {
+			dest = append(dest, &c.SrcPort, &c.DstPort, &c.Proto)
+		}
+		dest = append(dest, &c.Packets, &c.Octets, &c.Flows, &c.First, &c.LastSeen)
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("conversations: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// SyslogRow is a stored syslog event (spec 2.11).
+type SyslogRow struct {
+	ID       int64  `json:"id"`
+	TS       int64  `json:"ts"`
+	Host     string `json:"host"`
+	Severity int    `json:"severity"`
+	Tag      string `json:"tag"`
+	Message  string `json:"message"`
+	Facility int    `json:"facility"`
+	Source   string `json:"source"`
+}
+
+// ListSyslog returns the newest events (id < before when before > 0),
+// limited to a site's devices when site is set.
+func (db *DB) ListSyslog(ctx context.Context, limit int, before int64, since int64, site string) ([]SyslogRow, error) {
+	q := `SELECT id, ts, host, severity, tag, message, facility, source FROM syslog_events WHERE ts >= $1`
+	args := []any{since, limit}
+	if before > 0 {
+		args = append(args, before)
+		q += fmt.Sprintf(` AND id < $%d`, len(args))
+	}
+	if site != "" {
+		args = append(args, site)
+		q += fmt.Sprintf(` AND source IN (SELECT host FROM devices WHERE site = $%d AND host <> '')`, len(args))
+	}
+	q += ` ORDER BY id DESC LIMIT $2`
+	rows, err := db.reader.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list syslog: %w", err)
+	}
+	defer rows.Close()
+	out := []SyslogRow{}
+	for rows.Next() {
+		var r SyslogRow
+		if err := rows.Scan(&r.ID, &r.TS, &r.Host, &r.Severity, &r.Tag, &r.Message, &r.Facility, &r.Source); err != nil {
+			return nil, fmt.Errorf("list syslog: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// FlowTemplate is a persisted v9/IPFIX template; Body is its JSON.
+type FlowTemplate struct {
+	Exporter string
+	Domain   int64
+	ID       int
+	Version  int
+	Body     string
+}
+
+// SaveFlowTemplates replaces the stored templates with ts.
+func (db *DB) SaveFlowTemplates(ctx context.Context, ts []FlowTemplate) error {
+	return db.WithTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM flow_templates`); err != nil {
+			return err
+		}
+		now := time.Now().Unix()
+		for _, t := range ts {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO flow_templates (exporter, domain, id, version, body, updated_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+				t.Exporter, t.Domain, t.ID, t.Version, t.Body, now); err != nil {
+				return fmt.Errorf("save flow template: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// FlowTemplates returns the stored templates.
+func (db *DB) FlowTemplates(ctx context.Context) ([]FlowTemplate, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT exporter, domain, id, version, body FROM flow_templates ORDER BY exporter, domain, id`)
+	if err != nil {
+		return nil, fmt.Errorf("read flow templates: %w", err)
+	}
+	defer rows.Close()
+	var out []FlowTemplate
+	for rows.Next() {
+		var t FlowTemplate
+		if err := rows.Scan(&t.Exporter, &t.Domain, &t.ID, &t.Version, &t.Body); err != nil {
+			return nil, fmt.Errorf("read flow templates: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,224 @@
+// Package queue holds the implementations of record.Sink, the ingest path
+// between producers (collectors, agent intake) and the store. The default
+// is Channel: a bounded in-process queue drained by writer goroutines that
+// batch records into transactions. (NATS JetStream comes later behind the
+// same interface.)
+//
+// Conservation: every record handed to Put is either written or counted as
+// dropped with a reason (netmon_ingest_records_total{kind,result}), also at
+// shutdown, where Stop drains the queue before returning.
+package queue
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"netmon/store/record"
+)
+
+// Writer is where batches go; *store.DB implements it.
+type Writer interface {
+	WriteFlows(ctx context.Context, fs []record.Flow) (int, error)
+	WriteSyslog(ctx context.Context, es []record.SyslogEvent) error
+}
+
+// Config configures the channel queue.
+type Config struct {
+	// Capacity is how many batches may wait; a Put beyond it is dropped
+	// (reason queue_full) rather than block a collector's read loop.
+	Capacity int
+	// Workers write batches concurrently (-queue-workers). On SQLite the
+	// store serialises writes anyway; more workers help PostgreSQL.
+	Workers int
+	// BatchMax is the most records a worker writes in one transaction.
+	BatchMax int
+	// FlushEvery bounds how long a record waits for its batch to fill.
+	FlushEvery time.Duration
+	// Retries is how often a failed write is retried (RetryDelay apart)
+	// before its records are dropped (reason store_error).
+	Retries    int
+	RetryDelay time.Duration
+}
+
+// DefaultConfig: 4 workers, 4096 queued batches, 20 000 records a
+// transaction, 200 ms, 3 retries 2 s apart.
+func DefaultConfig() Config {
+	return Config{Capacity: 4096, Workers: 4, BatchMax: 20000, FlushEvery: 200 * time.Millisecond, Retries: 3, RetryDelay: 2 * time.Second}
+}
+
+type item struct {
+	flows  []record.Flow
+	syslog []record.SyslogEvent
+}
+
+// Channel is the bounded in-process queue.
+type Channel struct {
+	log *slog.Logger
+	cfg Config
+	w   Writer
+	ch  chan item
+	wg  sync.WaitGroup
+
+	mu     sync.RWMutex // guards closed against Put racing Stop
+	closed bool
+
+	records *prometheus.CounterVec // kind, result (written|dropped)
+	dropped *prometheus.CounterVec // kind, reason
+	depth   prometheus.GaugeFunc
+}
+
+// New returns the queue; Start launches the writers.
+func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Channel {
+	d := DefaultConfig()
+	if cfg.Capacity <= 0 {
+		cfg.Capacity = d.Capacity
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = d.Workers
+	}
+	if cfg.BatchMax <= 0 {
+		cfg.BatchMax = d.BatchMax
+	}
+	if cfg.FlushEvery <= 0 {
+		cfg.FlushEvery = d.FlushEvery
+	}
+	if cfg.RetryDelay <= 0 {
+		cfg.RetryDelay = d.RetryDelay
+	}
+	q := &Channel{log: log, cfg: cfg, w: w, ch: make(chan item, cfg.Capacity)}
+	q.records = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "netmon_ingest_records_total", Help: "Records leaving the ingest queue, by kind (flow, syslog) and result (written, dropped).",
+	}, []string{"kind", "result"})
+	q.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "netmon_ingest_dropped_total", Help: "Records dropped by the ingest path, by kind and reason (queue_full, store_error, closed).",
+	}, []string{"kind", "reason"})
+	q.depth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "netmon_ingest_queue_depth", Help: "Batches waiting in the ingest queue.",
+	}, func() float64 { return float64(len(q.ch)) })
+	if reg != nil {
+		for _, c := range []prometheus.Collector{q.records, q.dropped, q.depth} {
+			_ = reg.Register(c)
+		}
+	}
+	return q
+}
+
+// PutFlows queues a copy of fs; false (and counted) when the queue is full.
+func (q *Channel) PutFlows(fs []record.Flow) bool {
+	if len(fs) == 0 {
+		return true
+	}
+	return q.put(item{flows: append([]record.Flow(nil), fs...)}, "flow", len(fs))
+}
+
+// PutSyslog queues a copy of es; false (and counted) when the queue is full.
+func (q *Channel) PutSyslog(es []record.SyslogEvent) bool {
+	if len(es) == 0 {
+		return true
+	}
+	return q.put(item{syslog: append([]record.SyslogEvent(nil), es...)}, "syslog", len(es))
+}
+
+func (q *Channel) put(it item, kind string, n int) bool {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	reason := "closed"
+	if !q.closed {
+		select {
+		case q.ch <- it:
+			return true
+		default:
+			reason = "queue_full"
+		}
+	}
+	q.drop(kind, reason, n)
+	return false
+}
+
+func (q *Channel) drop(kind, reason string, n int) {
+	q.dropped.WithLabelValues(kind, reason).Add(float64(n))
+	q.records.WithLabelValues(kind, "dropped").Add(float64(n))
+}
+
+// Start launches the writers.
+func (q *Channel) Start() error {
+	for range q.cfg.Workers {
+		q.wg.Add(1)
+		go q.worker()
+	}
+	return nil
+}
+
+// Stop refuses new records, writes everything queued, and returns.
+func (q *Channel) Stop() error {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return nil
+	}
+	q.closed = true
+	close(q.ch)
+	q.mu.Unlock()
+	q.wg.Wait()
+	return nil
+}
+
+// worker gathers items into a batch until BatchMax records or FlushEvery,
+// then writes it.
+func (q *Channel) worker() {
+	defer q.wg.Done()
+	var flows []record.Flow
+	var syslog []record.SyslogEvent
+	timer := time.NewTimer(q.cfg.FlushEvery)
+	defer timer.Stop()
+	flush := func() {
+		if len(flows) > 0 {
+			q.write("flow", len(flows), func(ctx context.Context) error { _, err := q.w.WriteFlows(ctx, flows); return err })
+			flows = flows[:0]
+		}
+		if len(syslog) > 0 {
+			q.write("syslog", len(syslog), func(ctx context.Context) error { return q.w.WriteSyslog(ctx, syslog) })
+			syslog = syslog[:0]
+		}
+	}
+	for {
+		select {
+		case it, ok := <-q.ch:
+			if !ok {
+				flush()
+				return
+			}
+			flows = append(flows, it.flows...)
+			syslog = append(syslog, it.syslog...)
+			if len(flows)+len(syslog) >= q.cfg.BatchMax {
+				flush()
+			}
+		case <-timer.C:
+			flush()
+			timer.Reset(q.cfg.FlushEvery)
+		}
+	}
+}
+
+// write runs fn with retries; records are counted written or dropped.
+func (q *Channel) write(kind string, n int, fn func(ctx context.Context) error) {
+	var err error
+	for attempt := 0; attempt <= q.cfg.Retries; attempt++ {
+		if attempt > 0 {
+			time.Sleep(q.cfg.RetryDelay)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = fn(ctx)
+		cancel()
+		if err == nil {
+			q.records.WithLabelValues(kind, "written").Add(float64(n))
+			return
+		}
+	}
+	q.log.Error("ingest batch dropped", "kind", kind, "records", n, "error", err)
+	q.drop(kind, "store_error", n)
+}

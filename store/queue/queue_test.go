@@ -1,0 +1,113 @@
+package queue
+
+import (
+	"context"
+	"log/slog"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"netmon/store"
+	"netmon/store/record"
+	"netmon/store/storetest"
+)
+
+// slowWriter is the real store behind a delay, to fill the queue.
+type slowWriter struct {
+	*store.DB
+	delay time.Duration
+}
+
+func (w slowWriter) WriteFlows(ctx context.Context, fs []record.Flow) (int, error) {
+	time.Sleep(w.delay)
+	return w.DB.WriteFlows(ctx, fs)
+}
+
+func flows(n int, ts int64) []record.Flow {
+	out := make([]record.Flow, n)
+	for i := range out {
+		out[i] = record.Flow{TS: ts + int64(i%60), Exporter: netip.MustParseAddr("192.0.2.1"),
+			Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.2"),
+			SrcPort: uint16(1000 + i%50), DstPort: 443, Proto: 6, Packets: 2, Octets: 100}
+	}
+	return out
+}
+
+func TestQueueWritesEverything(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		reg := prometheus.NewRegistry()
+		cfg := DefaultConfig()
+		cfg.FlushEvery = 20 * time.Millisecond
+		q := New(slog.New(slog.DiscardHandler), cfg, db, reg)
+		if err := q.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ts := time.Now().Truncate(time.Hour).Unix()
+		for range 20 {
+			if !q.PutFlows(flows(500, ts)) {
+				t.Fatal("queue refused a batch")
+			}
+		}
+		if !q.PutSyslog([]record.SyslogEvent{{TS: ts, Host: "sw1", Severity: 4, Tag: "app", Message: "hello"}}) {
+			t.Fatal("syslog refused")
+		}
+		if err := q.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		if q.PutFlows(flows(1, ts)) {
+			t.Fatal("accepted after Stop")
+		}
+		if got := testutil.ToFloat64(q.records.WithLabelValues("flow", "written")); got != 10000 {
+			t.Errorf("written %v, want 10000", got)
+		}
+		if got := testutil.ToFloat64(q.dropped.WithLabelValues("flow", "closed")); got != 1 {
+			t.Errorf("dropped after close %v", got)
+		}
+		rows, err := db.TopFlows(context.Background(), ts, 100, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var packets, octets, nflows int64
+		for _, r := range rows {
+			packets += r.Packets
+			octets += r.Octets
+			nflows += r.Flows
+		}
+		if len(rows) != 50 || packets != 20000 || octets != 1_000_000 || nflows != 10000 {
+			t.Errorf("%d rows, %d packets, %d octets, %d flows", len(rows), packets, octets, nflows)
+		}
+		sl, err := db.ListSyslog(context.Background(), 10, 0, 0, "")
+		if err != nil || len(sl) != 1 || sl[0].Message != "hello" {
+			t.Errorf("syslog %v %v", sl, err)
+		}
+	})
+}
+
+// TestQueueConservation: with a slow store and a small queue, what is not
+// written is counted as dropped: sent = written + dropped.
+func TestQueueConservation(t *testing.T) {
+	db := storetest.OpenSQLite(t)
+	cfg := DefaultConfig()
+	cfg.Capacity, cfg.Workers, cfg.FlushEvery = 4, 1, 5*time.Millisecond
+	q := New(slog.New(slog.DiscardHandler), cfg, slowWriter{db, 20 * time.Millisecond}, nil)
+	_ = q.Start()
+	sent, refused := 0, 0
+	for range 200 {
+		sent += 100
+		if !q.PutFlows(flows(100, 1_700_000_000)) {
+			refused += 100
+		}
+	}
+	_ = q.Stop()
+	written := testutil.ToFloat64(q.records.WithLabelValues("flow", "written"))
+	dropped := testutil.ToFloat64(q.records.WithLabelValues("flow", "dropped"))
+	if refused == 0 || int(written+dropped) != sent || int(dropped) != refused {
+		t.Fatalf("sent %d = written %v + dropped %v? refused %d", sent, written, dropped, refused)
+	}
+	if full := testutil.ToFloat64(q.dropped.WithLabelValues("flow", "queue_full")); int(full) != refused {
+		t.Errorf("queue_full %v, refused %d", full, refused)
+	}
+}
