@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -26,7 +27,10 @@ import (
 	"netmon/app/version"
 	"netmon/capture"
 	"netmon/capture/proc"
+	"netmon/collectors/flows"
 	"netmon/collectors/geo"
+	"netmon/collectors/syslog"
+	"netmon/store/queue"
 	"netmon/store"
 	"netmon/store/vault"
 	"netmon/ui"
@@ -49,6 +53,9 @@ type Hub struct {
 	capture   *capture.Capture
 	conns     *proc.Lister
 	live      *live.Broker
+	queue     *queue.Channel
+	flows     *flows.Collector
+	syslog    *syslog.Receiver
 	api       *api.Server
 	srv       *http.Server
 	ln        net.Listener
@@ -108,7 +115,7 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 	rcfg.Hours, rcfg.Enabled = h.cfg.RetentionHours, h.cfg.Prune
 	h.retention = store.NewRetention(h.log.With("component", "retention"), rcfg, h.db, h.reg)
 	// Producers register their raw time-series tables here, before Start.
-	for _, table := range store.TrafficTables {
+	for _, table := range slices.Concat(store.TrafficTables, store.FlowTables, store.SyslogTables) {
 		if err := h.retention.Register(table, "ts"); err != nil {
 			return fmt.Errorf("register retention: %w", err)
 		}
@@ -121,6 +128,9 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 		return err
 	}
 	if err := h.startCapture(); err != nil {
+		return err
+	}
+	if err := h.startCollectors(); err != nil {
 		return err
 	}
 	access := h.cfg.Access
@@ -153,6 +163,7 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 		Geo:            h.geo,
 		GeoStore:       h.db,
 		Live:           h.live,
+		Flows:          h.db,
 		AuditLog:       h.db,
 	})
 	if err != nil {
@@ -225,6 +236,7 @@ func (h *Hub) Stop(ctx context.Context) error {
 		if h.live != nil {
 			_ = h.live.Stop()
 		}
+		errs = append(errs, h.stopCollectors()...)
 		if h.capture != nil {
 			if err := h.capture.Stop(); err != nil {
 				errs = append(errs, fmt.Errorf("stop capture: %w", err))

@@ -1,0 +1,362 @@
+// Package flows is the hub's flow collector: one UDP listener on
+// -flow-port that tells NetFlow v5, v9, IPFIX and sFlow v5 apart by their
+// first bytes (v5: 0x0005, v9: 0x0009, IPFIX: 0x000a, sFlow v5: the 32-bit
+// version 5), and an optional second listener for sFlow alone
+// (-sflow-port). Datagrams are read into pooled buffers and decoded off
+// the read loop by worker goroutines, which hand flows in batches to the
+// ingest record.Sink.
+//
+// The decoders are in the subpackages netflow and sflow; this package
+// only receives, dispatches, counts and persists v9/IPFIX templates.
+package flows
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"netmon/collectors/flows/netflow"
+	"netmon/collectors/flows/sflow"
+	"netmon/store/record"
+)
+
+// Config configures the collector.
+type Config struct {
+	// Addr is the NetFlow/IPFIX/sFlow listen address (":2055"); "" = off.
+	Addr string
+	// SFlowAddr is a separate sFlow listen address; "" = none.
+	SFlowAddr string
+	// ReadBuffer is the socket receive buffer (SO_RCVBUF): bursts queue
+	// in the kernel while the reader is busy.
+	ReadBuffer int
+	// Workers decode datagrams concurrently.
+	Workers int
+	// Backlog is how many datagrams may wait for a worker; beyond it they
+	// are dropped and counted (reason backlog_full).
+	Backlog int
+	// BatchFlows and BatchEvery bound the batches handed to the sink.
+	BatchFlows int
+	BatchEvery time.Duration
+	// TemplateSaveEvery is how often changed templates are persisted.
+	TemplateSaveEvery time.Duration
+	// NetFlow configures the v9/IPFIX template cache.
+	NetFlow netflow.Config
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{ReadBuffer: 16 << 20, Workers: 2, Backlog: 8192, BatchFlows: 4096, BatchEvery: 100 * time.Millisecond,
+		TemplateSaveEvery: 30 * time.Second, NetFlow: netflow.DefaultConfig()}
+}
+
+// TemplateStore persists v9/IPFIX templates across restarts.
+type TemplateStore interface {
+	SaveTemplates(ctx context.Context, ts []netflow.Template) error
+	LoadTemplates(ctx context.Context) ([]netflow.Template, error)
+}
+
+type datagram struct {
+	buf   *[]byte
+	n     int
+	from  netip.Addr
+	sflow bool // from the sFlow-only port
+	at    time.Time
+}
+
+// Collector receives and decodes flow exports.
+type Collector struct {
+	log       *slog.Logger
+	cfg       Config
+	sink      record.Sink
+	templates TemplateStore
+	dec       *netflow.Decoder
+	m         *metrics
+
+	conns []*net.UDPConn
+	// work has one queue per worker; an exporter always goes to the same
+	// one, so its datagrams are decoded in arrival order (a v9/IPFIX data
+	// set must not overtake the template before it).
+	work    []chan datagram
+	pool    sync.Pool
+	readers sync.WaitGroup
+	workers sync.WaitGroup
+	stop    chan struct{}
+	saver   sync.WaitGroup
+	saved   uint64
+}
+
+// New returns a collector; Start opens the sockets.
+func New(log *slog.Logger, cfg Config, sink record.Sink, templates TemplateStore, reg prometheus.Registerer) *Collector {
+	d := DefaultConfig()
+	if cfg.Workers <= 0 {
+		cfg.Workers = d.Workers
+	}
+	if cfg.Backlog <= 0 {
+		cfg.Backlog = d.Backlog
+	}
+	if cfg.BatchFlows <= 0 {
+		cfg.BatchFlows = d.BatchFlows
+	}
+	if cfg.BatchEvery <= 0 {
+		cfg.BatchEvery = d.BatchEvery
+	}
+	if cfg.TemplateSaveEvery <= 0 {
+		cfg.TemplateSaveEvery = d.TemplateSaveEvery
+	}
+	c := &Collector{log: log, cfg: cfg, sink: sink, templates: templates, dec: netflow.NewDecoder(cfg.NetFlow), m: newMetrics(reg)}
+	c.pool.New = func() any { b := make([]byte, 65536); return &b }
+	return c
+}
+
+// Start loads the persisted templates and opens the listeners. With no
+// address configured it does nothing.
+func (c *Collector) Start() error {
+	if c.cfg.Addr == "" && c.cfg.SFlowAddr == "" {
+		return nil
+	}
+	if c.templates != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ts, err := c.templates.LoadTemplates(ctx)
+		cancel()
+		if err != nil {
+			c.log.Warn("stored flow templates not loaded", "error", err)
+		} else if len(ts) > 0 {
+			c.dec.LoadTemplates(ts)
+			c.saved = c.dec.TemplatesChanged()
+			c.log.Info("flow templates loaded", "count", len(ts))
+		}
+	}
+	for _, l := range []struct {
+		addr  string
+		sflow bool
+	}{{c.cfg.Addr, false}, {c.cfg.SFlowAddr, true}} {
+		if l.addr == "" {
+			continue
+		}
+		ua, err := net.ResolveUDPAddr("udp", l.addr)
+		if err != nil {
+			return c.fail(err)
+		}
+		conn, err := net.ListenUDP("udp", ua)
+		if err != nil {
+			return c.fail(err)
+		}
+		if c.cfg.ReadBuffer > 0 {
+			_ = conn.SetReadBuffer(c.cfg.ReadBuffer)
+		}
+		c.conns = append(c.conns, conn)
+		c.log.Info("flow listener started", "addr", conn.LocalAddr().String(), "sflow_only", l.sflow)
+		c.readers.Add(1)
+		go c.read(conn, l.sflow)
+	}
+	c.work = make([]chan datagram, c.cfg.Workers)
+	for i := range c.work {
+		c.work[i] = make(chan datagram, max(c.cfg.Backlog/c.cfg.Workers, 1))
+		c.workers.Add(1)
+		go c.worker(c.work[i])
+	}
+	c.stop = make(chan struct{})
+	c.saver.Add(1)
+	go c.saveLoop()
+	return nil
+}
+
+func (c *Collector) fail(err error) error {
+	for _, conn := range c.conns {
+		_ = conn.Close()
+	}
+	c.conns = nil
+	return err
+}
+
+// Addrs are the bound listen addresses (flow port first).
+func (c *Collector) Addrs() []net.Addr {
+	var out []net.Addr
+	for _, conn := range c.conns {
+		out = append(out, conn.LocalAddr())
+	}
+	return out
+}
+
+// Stop closes the listeners, decodes what was received, flushes the last
+// batches to the sink and persists the templates.
+func (c *Collector) Stop() error {
+	if len(c.conns) == 0 {
+		return nil
+	}
+	for _, conn := range c.conns {
+		_ = conn.Close()
+	}
+	c.readers.Wait()
+	for _, w := range c.work {
+		close(w)
+	}
+	c.workers.Wait()
+	close(c.stop)
+	c.saver.Wait()
+	c.conns = nil
+	return nil
+}
+
+func (c *Collector) read(conn *net.UDPConn, sflowOnly bool) {
+	defer c.readers.Done()
+	for {
+		bp := c.pool.Get().(*[]byte)
+		n, from, err := conn.ReadFromUDPAddrPort(*bp)
+		if err != nil {
+			c.pool.Put(bp)
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		addr := from.Addr().Unmap()
+		select {
+		case c.work[workerOf(addr, len(c.work))] <- datagram{buf: bp, n: n, from: addr, sflow: sflowOnly, at: time.Now()}:
+		default:
+			c.pool.Put(bp)
+			c.m.rejected.WithLabelValues("unknown", "backlog_full").Inc()
+		}
+	}
+}
+
+// workerOf spreads exporters over n workers by a hash of the address.
+func workerOf(a netip.Addr, n int) int {
+	b := a.As16()
+	var h uint32 = 2166136261
+	for _, x := range b {
+		h = (h ^ uint32(x)) * 16777619
+	}
+	return int(h % uint32(n))
+}
+
+func (c *Collector) worker(work chan datagram) {
+	defer c.workers.Done()
+	batch := make([]record.Flow, 0, c.cfg.BatchFlows)
+	tick := time.NewTicker(c.cfg.BatchEvery)
+	defer tick.Stop()
+	flush := func() {
+		if len(batch) > 0 {
+			n := len(batch)
+			if c.sink.PutFlows(batch) {
+				c.m.handed.Add(float64(n))
+			} else {
+				c.m.sinkFull.Add(float64(n))
+			}
+			batch = batch[:0]
+		}
+	}
+	for {
+		select {
+		case d, ok := <-work:
+			if !ok {
+				flush()
+				return
+			}
+			batch = c.decode(d, batch)
+			c.pool.Put(d.buf)
+			if len(batch) >= c.cfg.BatchFlows {
+				flush()
+			}
+		case <-tick.C:
+			flush()
+		}
+	}
+}
+
+// decode dispatches one datagram by version and counts the outcome.
+func (c *Collector) decode(d datagram, out []record.Flow) []record.Flow {
+	data := (*d.buf)[:d.n]
+	proto := Protocol(data)
+	if d.sflow && proto != "sflow5" {
+		c.m.rejected.WithLabelValues(proto, "not_sflow").Inc()
+		return out
+	}
+	before := len(out)
+	var err error
+	switch proto {
+	case "netflow5", "netflow9", "ipfix":
+		var res netflow.Result
+		out, res, err = c.dec.Decode(data, d.from, d.at, out)
+		if res.MissingTemplate > 0 {
+			c.m.templateMisses.WithLabelValues(proto).Add(float64(res.MissingTemplate))
+		}
+	case "sflow5":
+		var res sflow.Result
+		out, res, err = sflow.Decode(data, d.from, d.at, out)
+		if res.SkippedSamples > 0 {
+			c.m.skippedSamples.Add(float64(res.SkippedSamples))
+		}
+	default:
+		c.m.rejected.WithLabelValues("unknown", "version").Inc()
+		return out
+	}
+	if err != nil {
+		c.m.rejected.WithLabelValues(proto, "malformed").Inc()
+		return out[:before]
+	}
+	c.m.decoded.WithLabelValues(proto).Inc()
+	c.m.flows.WithLabelValues(proto).Add(float64(len(out) - before))
+	return out
+}
+
+// Protocol names a datagram's protocol from its first bytes: netflow5,
+// netflow9, ipfix, sflow5 or unknown.
+func Protocol(data []byte) string {
+	if len(data) < 4 {
+		return "unknown"
+	}
+	switch binary.BigEndian.Uint16(data) {
+	case 5:
+		return "netflow5"
+	case 9:
+		return "netflow9"
+	case 10:
+		return "ipfix"
+	case 0:
+		if binary.BigEndian.Uint32(data) == 5 {
+			return "sflow5"
+		}
+	}
+	return "unknown"
+}
+
+// saveLoop persists the templates when they changed.
+func (c *Collector) saveLoop() {
+	defer c.saver.Done()
+	t := time.NewTicker(c.cfg.TemplateSaveEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			c.saveTemplates()
+			return
+		case <-t.C:
+			c.saveTemplates()
+		}
+	}
+}
+
+func (c *Collector) saveTemplates() {
+	if c.templates == nil {
+		return
+	}
+	gen := c.dec.TemplatesChanged()
+	if gen == c.saved {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.templates.SaveTemplates(ctx, c.dec.Templates()); err != nil {
+		c.log.Warn("flow templates not saved", "error", err)
+		return
+	}
+	c.saved = gen
+}

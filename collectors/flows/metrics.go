@@ -1,0 +1,34 @@
+package flows
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// metrics count every datagram and record: datagrams received =
+// decoded + rejected{reason}; flows decoded = handed to the sink +
+// dropped because the sink was full.
+type metrics struct {
+	decoded        *prometheus.CounterVec // proto
+	rejected       *prometheus.CounterVec // proto, reason
+	flows          *prometheus.CounterVec // proto
+	templateMisses *prometheus.CounterVec // proto
+	skippedSamples prometheus.Counter
+	handed         prometheus.Counter
+	sinkFull       prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		decoded:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netmon_flow_datagrams_decoded_total", Help: "Flow datagrams decoded, by protocol."}, []string{"proto"}),
+		rejected:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netmon_flow_datagrams_rejected_total", Help: "Flow datagrams rejected, by protocol and reason (malformed, version, not_sflow, backlog_full)."}, []string{"proto", "reason"}),
+		flows:          prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netmon_flow_records_decoded_total", Help: "Flow records decoded, by protocol."}, []string{"proto"}),
+		templateMisses: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netmon_flow_template_misses_total", Help: "v9/IPFIX data sets skipped because their template is not known yet."}, []string{"proto"}),
+		skippedSamples: prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_sflow_samples_skipped_total", Help: "sFlow samples skipped alone (corrupt or unknown)."}),
+		handed:         prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_flow_records_queued_total", Help: "Flow records handed to the ingest queue."}),
+		sinkFull:       prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_flow_records_dropped_total", Help: "Flow records dropped because the ingest queue was full."}),
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.decoded, m.rejected, m.flows, m.templateMisses, m.skippedSamples, m.handed, m.sinkFull} {
+			_ = reg.Register(c)
+		}
+	}
+	return m
+}
