@@ -22,8 +22,8 @@ func TestFlowAggregatesAndQueries(t *testing.T) {
 		exp, a, b, c := addr("192.0.2.1"), addr("10.0.0.1"), addr("203.0.113.7"), addr("198.51.100.9")
 		fs := []record.Flow{
 			{TS: base + 1, Exporter: exp, Src: a, Dst: b, SrcPort: 50000, DstPort: 443, Proto: 6, Packets: 10, Octets: 1000},
-			{TS: base + 30, Exporter: exp, Src: a, Dst: b, SrcPort: 50000, DstPort: 443, Proto: 6, Packets: 5, Octets: 500}, // same minute: summed
-			{TS: base + 61, Exporter: exp, Src: a, Dst: b, SrcPort: 50000, DstPort: 443, Proto: 6, Packets: 1, Octets: 100}, // next minute
+			{TS: base + 30, Exporter: exp, Src: a, Dst: b, SrcPort: 50000, DstPort: 443, Proto: 6, Packets: 5, Octets: 500},   // same minute: summed
+			{TS: base + 61, Exporter: exp, Src: a, Dst: b, SrcPort: 50000, DstPort: 443, Proto: 6, Packets: 1, Octets: 100},   // next minute
 			{TS: base + 62, Exporter: exp, Src: b, Dst: a, SrcPort: 443, DstPort: 50000, Proto: 6, Packets: 20, Octets: 9000}, // reverse
 			{TS: base + 70, Exporter: exp, Src: a, Dst: c, SrcPort: 5353, DstPort: 53, Proto: 17, Packets: 1, Octets: 80},
 		}

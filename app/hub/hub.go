@@ -30,8 +30,8 @@ import (
 	"netmon/collectors/flows"
 	"netmon/collectors/geo"
 	"netmon/collectors/syslog"
-	"netmon/store/queue"
 	"netmon/store"
+	"netmon/store/queue"
 	"netmon/store/vault"
 	"netmon/ui"
 )

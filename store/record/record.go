@@ -15,7 +15,7 @@ type Flow struct {
 	// receive time when the exporter's clock is unusable).
 	TS int64
 	// Exporter is the address the datagram came from (the spec's device).
-	Exporter netip.Addr
+	Exporter         netip.Addr
 	Src, Dst         netip.Addr
 	SrcPort, DstPort uint16
 	// Proto is the IP protocol number (6 TCP, 17 UDP, 1 ICMP ...).
