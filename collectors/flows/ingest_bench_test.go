@@ -1,0 +1,145 @@
+package flows
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"netmon/collectors/flows/netflow"
+	"netmon/collectors/flows/replay"
+	"netmon/store/record"
+	"netmon/store/storetest"
+	"netmon/store/queue"
+)
+
+// countingSink counts the flows handed to it.
+type countingSink struct{ flows atomic.Int64 }
+
+func (s *countingSink) PutFlows(fs []record.Flow) bool     { s.flows.Add(int64(len(fs))); return true }
+func (s *countingSink) PutSyslog([]record.SyslogEvent) bool { return true }
+
+// flowsIn decodes a recording twice (templates first) and returns the
+// flows each datagram carries.
+func flowsIn(b *testing.B, ds []replay.Datagram) []int {
+	dec := netflow.NewDecoder(netflow.DefaultConfig())
+	now := time.Now()
+	var out []record.Flow
+	for _, d := range ds {
+		out, _, _ = dec.Decode(d.Data, netip.MustParseAddr("127.0.0.1"), now, out[:0])
+	}
+	per := make([]int, len(ds))
+	for i, d := range ds {
+		out, _, _ = dec.Decode(d.Data, netip.MustParseAddr("127.0.0.1"), now, out[:0])
+		per[i] = len(out)
+	}
+	return per
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkIngest replays softflowd's NetFlow v9 and IPFIX exports from a
+// separate process (flowreplay) at stepped rates into the collector, with
+// a counting sink (decode only) and with the real queue and a SQLite store
+// (decode, aggregate, store), and reports flows/s offered, loss and the
+// CPU of this process per flow.
+func BenchmarkIngest(b *testing.B) {
+	bin := filepath.Join(b.TempDir(), "flowreplay")
+	if out, err := exec.Command("go", "build", "-o", bin, "netmon/collectors/flows/replay/cmd/flowreplay").CombinedOutput(); err != nil {
+		b.Fatalf("build flowreplay: %v\n%s", err, out)
+	}
+	for _, file := range []string{"softflowd-v9.pcap", "softflowd-ipfix.pcap"} {
+		pcap := filepath.Join("..", "..", "testdata", "flows", "netflow", file)
+		ds, err := replay.Load(pcap)
+		if err != nil {
+			b.Fatal(err)
+		}
+		per := flowsIn(b, ds)
+		for _, store := range []bool{false, true} {
+			for _, rate := range []int{5000, 20000, 50000} {
+				name := fmt.Sprintf("%s/store=%v/dgrams=%d", file, store, rate)
+				b.Run(name, func(b *testing.B) {
+					for range b.N {
+						runIngest(b, bin, pcap, ds, per, rate, store)
+					}
+				})
+			}
+		}
+	}
+}
+
+var sentRE = regexp.MustCompile(`sent (\d+) datagrams`)
+
+func runIngest(b *testing.B, bin, pcap string, ds []replay.Datagram, per []int, rate int, withStore bool) {
+	var sink record.Sink
+	counting := &countingSink{}
+	var q *queue.Channel
+	sink = counting
+	if withStore {
+		db := storetest.OpenSQLite(b)
+		q = queue.New(slog.New(slog.DiscardHandler), queue.DefaultConfig(), db, nil)
+		_ = q.Start()
+		sink = teeSink{q, counting}
+	}
+	cfg := DefaultConfig()
+	cfg.Addr = "127.0.0.1:0"
+	c := New(slog.New(slog.DiscardHandler), cfg, sink, nil, nil)
+	if err := c.Start(); err != nil {
+		b.Fatal(err)
+	}
+	to := c.Addrs()[0].(*net.UDPAddr).String()
+	const seconds = 2
+	count := rate * seconds
+	cpu0 := processCPU()
+	out, err := exec.Command(bin, "-pcap", pcap, "-to", to, "-rate", strconv.Itoa(rate), "-count", strconv.Itoa(count)).CombinedOutput()
+	if err != nil {
+		b.Fatalf("flowreplay: %v\n%s", err, out)
+	}
+	m := sentRE.FindSubmatch(out)
+	if m == nil {
+		b.Fatalf("flowreplay said:\n%s", out)
+	}
+	sentDgrams, _ := strconv.Atoi(string(m[1]))
+	var offered int64
+	for i := range sentDgrams {
+		offered += int64(per[i%len(per)])
+	}
+	time.Sleep(300 * time.Millisecond)
+	_ = c.Stop()
+	if q != nil {
+		_ = q.Stop()
+	}
+	cpu := processCPU() - cpu0
+	got := counting.flows.Load()
+	loss := 100 * float64(offered-got) / float64(offered)
+	b.ReportMetric(float64(offered)/seconds, "flows/s")
+	b.ReportMetric(loss, "loss%")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(max(got, 1)), "cpu-ns/flow")
+}
+
+// teeSink counts what reaches the queue.
+type teeSink struct {
+	q *queue.Channel
+	c *countingSink
+}
+
+func (t teeSink) PutFlows(fs []record.Flow) bool {
+	if t.q.PutFlows(fs) {
+		t.c.flows.Add(int64(len(fs)))
+		return true
+	}
+	return false
+}
+func (t teeSink) PutSyslog(es []record.SyslogEvent) bool { return t.q.PutSyslog(es) }
