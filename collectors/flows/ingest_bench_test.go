@@ -16,15 +16,15 @@ import (
 
 	"netmon/collectors/flows/netflow"
 	"netmon/collectors/flows/replay"
+	"netmon/store/queue"
 	"netmon/store/record"
 	"netmon/store/storetest"
-	"netmon/store/queue"
 )
 
 // countingSink counts the flows handed to it.
 type countingSink struct{ flows atomic.Int64 }
 
-func (s *countingSink) PutFlows(fs []record.Flow) bool     { s.flows.Add(int64(len(fs))); return true }
+func (s *countingSink) PutFlows(fs []record.Flow) bool      { s.flows.Add(int64(len(fs))); return true }
 func (s *countingSink) PutSyslog([]record.SyslogEvent) bool { return true }
 
 // flowsIn decodes a recording twice (templates first) and returns the
