@@ -29,7 +29,7 @@ func (s *countingSink) PutSyslog([]record.SyslogEvent) bool { return true }
 
 // flowsIn decodes a recording twice (templates first) and returns the
 // flows each datagram carries.
-func flowsIn(b *testing.B, ds []replay.Datagram) []int {
+func flowsIn(_ testing.TB, ds []replay.Datagram) []int {
 	dec := netflow.NewDecoder(netflow.DefaultConfig())
 	now := time.Now()
 	var out []record.Flow
