@@ -55,8 +55,8 @@ func TestPoisonIsolation(t *testing.T) {
 	poison := [][]byte{
 		{0, 9, 0, 1, 0, 0}, // v9 header cut short
 		{0, 10, 0, 200, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, // IPFIX length beyond the datagram
-		{0, 5, 0xff, 0xff, 0, 0, 0, 0},                     // v5 count overflowing the datagram
-		{0, 0, 0, 5, 0, 0, 0, 9},                           // sFlow with an unknown agent address type
+		{0, 5, 0xff, 0xff, 0, 0, 0, 0},                      // v5 count overflowing the datagram
+		{0, 0, 0, 5, 0, 0, 0, 9},                            // sFlow with an unknown agent address type
 	}
 	var want int64
 	sentPoison := 0
