@@ -36,6 +36,8 @@ var importRules = []struct {
 	{"collectors/flows/sflow", []string{"store/record"}},
 	{"collectors/flows", []string{"collectors/flows/netflow", "collectors/flows/sflow", "store/record"}},
 	{"collectors/syslog", []string{"store/record"}},
+	{"collectors/flows/replay/cmd/flowreplay", []string{"collectors/flows/replay"}},
+	{"collectors/flows/replay", nil},
 	{"store/record", nil},
 	{"store/queue", []string{"store/record"}},
 	{"app/api", []string{"app/audit", "app/auth", "app/auth/oidc", "app/history", "app/logging", "app/version", "capture", "capture/proc", "capture/record", "capture/source", "collectors/geo", "store", "ui"}},
