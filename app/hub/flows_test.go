@@ -149,15 +149,15 @@ func TestPmacctSFlow(t *testing.T) {
 		if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if out, err := exec.Command(pmacctd, "-f", conf).CombinedOutput(); err != nil {
-			t.Fatalf("pmacctd: %v\n%s", err, out)
-		}
+		// pmacctd 1.7.7 sometimes exits 1 at the end of the file after a
+		// clean run ("no more plugins active"): judge by what arrived.
+		out, runErr := exec.Command(pmacctd, "-f", conf).CombinedOutput()
 		wantPackets, _, _ := pcapTotals(t, flowPcap, false)
 		packets, octets, flows := waitStored(t, h, wantPackets)
 		// pmacct may lose the last sample or two at end of file (PEERS.md:
 		// 199 999 of 200 000); the hub must store every one it received.
 		if packets < wantPackets-2 || packets > wantPackets || octets == 0 || flows != packets {
-			t.Fatalf("stored %d packets (%d octets, %d flow records), the pcap has %d IP packets", packets, octets, flows, wantPackets)
+			t.Fatalf("stored %d packets (%d octets, %d flow records), the pcap has %d IP packets; pmacctd: %v\n%s", packets, octets, flows, wantPackets, runErr, out)
 		}
 	})
 }
