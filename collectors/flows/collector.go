@@ -24,6 +24,7 @@ import (
 
 	"netmon/collectors/flows/netflow"
 	"netmon/collectors/flows/sflow"
+	"netmon/collectors/udpsock"
 	"netmon/store/record"
 )
 
@@ -79,7 +80,8 @@ type Collector struct {
 	dec       *netflow.Decoder
 	m         *metrics
 
-	conns []*net.UDPConn
+	conns  []*net.UDPConn
+	inodes inodeList // of conns, for the kernel-drop metric
 	// work has one queue per worker; an exporter always goes to the same
 	// one, so its datagrams are decoded in arrival order (a v9/IPFIX data
 	// set must not overtake the template before it).
@@ -110,7 +112,8 @@ func New(log *slog.Logger, cfg Config, sink record.Sink, templates TemplateStore
 	if cfg.TemplateSaveEvery <= 0 {
 		cfg.TemplateSaveEvery = d.TemplateSaveEvery
 	}
-	c := &Collector{log: log, cfg: cfg, sink: sink, templates: templates, dec: netflow.NewDecoder(cfg.NetFlow), m: newMetrics(reg)}
+	c := &Collector{log: log, cfg: cfg, sink: sink, templates: templates, dec: netflow.NewDecoder(cfg.NetFlow)}
+	c.m = newMetrics(reg, c.KernelDrops)
 	c.pool.New = func() any { b := make([]byte, 65536); return &b }
 	return c
 }
@@ -149,9 +152,10 @@ func (c *Collector) Start() error {
 			return c.fail(err)
 		}
 		if c.cfg.ReadBuffer > 0 {
-			_ = conn.SetReadBuffer(c.cfg.ReadBuffer)
+			udpsock.SetReadBuffer(conn, c.cfg.ReadBuffer)
 		}
 		c.conns = append(c.conns, conn)
+		c.inodes.append(udpsock.Inode(conn))
 		c.log.Info("flow listener started", "addr", conn.LocalAddr().String(), "sflow_only", l.sflow)
 		c.readers.Add(1)
 		go c.read(conn, l.sflow)
@@ -202,7 +206,44 @@ func (c *Collector) Stop() error {
 	close(c.stop)
 	c.saver.Wait()
 	c.conns = nil
+	c.inodes.reset()
 	return nil
+}
+
+// KernelDrops is the number of datagrams the kernel dropped on the
+// collector's sockets because their buffers were full (Linux; 0 elsewhere).
+func (c *Collector) KernelDrops() float64 {
+	var n uint64
+	for _, ino := range c.inodes.load() {
+		n += udpsock.KernelDrops(ino)
+	}
+	return float64(n)
+}
+
+// inodeList is a small list read by the metrics scrape while Start
+// and Stop write it.
+type inodeList struct {
+	mu sync.Mutex
+	v  []uint64
+}
+
+func (a *inodeList) append(ino uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.v = append(a.v, ino)
+
+}
+
+func (a *inodeList) load() []uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]uint64(nil), a.v...)
+}
+
+func (a *inodeList) reset() {
+	a.mu.Lock()
+	a.v = nil
+	a.mu.Unlock()
 }
 
 func (c *Collector) read(conn *net.UDPConn, sflowOnly bool) {

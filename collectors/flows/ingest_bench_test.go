@@ -117,6 +117,7 @@ func runIngest(b *testing.B, bin, pcap string, ds []replay.Datagram, per []int, 
 		offered += int64(per[i%len(per)])
 	}
 	time.Sleep(300 * time.Millisecond)
+	kernel := c.KernelDrops()
 	_ = c.Stop()
 	if q != nil {
 		_ = q.Stop()
@@ -126,6 +127,7 @@ func runIngest(b *testing.B, bin, pcap string, ds []replay.Datagram, per []int, 
 	loss := 100 * float64(offered-got) / float64(offered)
 	b.ReportMetric(float64(offered)/seconds, "flows/s")
 	b.ReportMetric(loss, "loss%")
+	b.ReportMetric(kernel, "kernel-drops")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(max(got, 1)), "cpu-ns/flow")
 }
 

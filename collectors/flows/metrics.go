@@ -13,9 +13,10 @@ type metrics struct {
 	skippedSamples prometheus.Counter
 	handed         prometheus.Counter
 	sinkFull       prometheus.Counter
+	kernelDrops    prometheus.CounterFunc
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+func newMetrics(reg prometheus.Registerer, kernelDrops func() float64) *metrics {
 	m := &metrics{
 		decoded:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netmon_flow_datagrams_decoded_total", Help: "Flow datagrams decoded, by protocol."}, []string{"proto"}),
 		rejected:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netmon_flow_datagrams_rejected_total", Help: "Flow datagrams rejected, by protocol and reason (malformed, version, not_sflow, backlog_full)."}, []string{"proto", "reason"}),
@@ -24,9 +25,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		skippedSamples: prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_sflow_samples_skipped_total", Help: "sFlow samples skipped alone (corrupt or unknown)."}),
 		handed:         prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_flow_records_queued_total", Help: "Flow records handed to the ingest queue."}),
 		sinkFull:       prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_flow_records_dropped_total", Help: "Flow records dropped because the ingest queue was full."}),
+		kernelDrops:    prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "netmon_flow_kernel_drops_total", Help: "Datagrams the kernel dropped on the flow sockets because their buffers were full (/proc/net/udp; 0 where unavailable)."}, kernelDrops),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.decoded, m.rejected, m.flows, m.templateMisses, m.skippedSamples, m.handed, m.sinkFull} {
+		for _, c := range []prometheus.Collector{m.decoded, m.rejected, m.flows, m.templateMisses, m.skippedSamples, m.handed, m.sinkFull, m.kernelDrops} {
 			_ = reg.Register(c)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"netmon/collectors/udpsock"
 )
 
 // TestRate sends 100 000 logger-shaped lines over loopback at a paced
@@ -63,7 +65,7 @@ func rateAttempt(t *testing.T, attempt int) uint64 {
 	sendTime := time.Since(start)
 	c := waitSettled(t, r, total, 30*time.Second)
 	all := time.Since(start)
-	kd := kernelDrops(r.inode.Load())
+	kd := udpsock.KernelDrops(r.inode.Load())
 	t.Logf("attempt %d: sent %d in %v (%.0f lines/s); all accounted for after %v (%.0f lines/s): %+v, kernel drops %d",
 		attempt, total, sendTime.Round(time.Millisecond), total/sendTime.Seconds(), all.Round(time.Millisecond), total/all.Seconds(), c, kd)
 	if c.received+float64(kd) != total || c.accepted != c.received || c.rejected != 0 || c.dropped != 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"netmon/collectors/udpsock"
 	"netmon/store/record"
 )
 
@@ -86,11 +87,11 @@ func waitSettled(t *testing.T, r *Receiver, n float64, d time.Duration) counts {
 	deadline := time.Now().Add(d)
 	for {
 		c := r.counts()
-		if c.received+float64(kernelDrops(r.inode.Load())) >= n && c.received == c.accepted+c.rejected+c.dropped {
+		if c.received+float64(udpsock.KernelDrops(r.inode.Load())) >= n && c.received == c.accepted+c.rejected+c.dropped {
 			return c
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not settled after %v: %+v, want %v received (kernel drops %d)", d, c, n, kernelDrops(r.inode.Load()))
+			t.Fatalf("not settled after %v: %+v, want %v received (kernel drops %d)", d, c, n, udpsock.KernelDrops(r.inode.Load()))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -302,7 +303,7 @@ func TestLifecycle(t *testing.T) {
 		busy.Stop()
 		t.Fatal("Start on a bound port succeeded")
 	}
-	if got := setReadBuffer(r.conn, 8<<20); got < 8<<20 && os.Geteuid() == 0 {
+	if got := udpsock.SetReadBuffer(r.conn, 8<<20); got < 8<<20 && os.Geteuid() == 0 {
 		t.Errorf("as root the read buffer is %d, want at least 8 MiB", got)
 	}
 }

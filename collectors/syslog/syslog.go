@@ -33,6 +33,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"netmon/collectors/udpsock"
 	"netmon/store/record"
 )
 
@@ -75,7 +76,7 @@ func New(log *slog.Logger, cfg Config, sink record.Sink, reg prometheus.Register
 	}
 	cfg = cfg.withDefaults()
 	r := &Receiver{log: log, cfg: cfg, sink: sink}
-	r.m = newMetrics(reg, func() float64 { return float64(kernelDrops(r.inode.Load())) })
+	r.m = newMetrics(reg, func() float64 { return float64(udpsock.KernelDrops(r.inode.Load())) })
 	size := cfg.MaxMessage + 1
 	r.bufs.New = func() any {
 		b := make([]byte, size)
@@ -105,8 +106,8 @@ func (r *Receiver) Start() error {
 	if err != nil {
 		return fmt.Errorf("listen syslog on %q: %w", r.cfg.Addr, err)
 	}
-	got := setReadBuffer(conn, r.cfg.ReadBuffer)
-	r.inode.Store(socketInode(conn))
+	got := udpsock.SetReadBuffer(conn, r.cfg.ReadBuffer)
+	r.inode.Store(udpsock.Inode(conn))
 	r.conn = conn
 	r.started = true
 	r.work = make([]chan datagram, r.cfg.Workers)

@@ -1,4 +1,9 @@
-package syslog
+// Package udpsock holds the socket details the UDP collectors share: a
+// large receive buffer (SO_RCVBUFFORCE as root, past net.core.rmem_max)
+// and the kernel's drop count of a socket, read from /proc/net/udp by the
+// socket's inode, so "the kernel dropped datagrams" is a metric rather
+// than a guess. A leaf: standard library and x/sys only.
+package udpsock
 
 import (
 	"bufio"
@@ -10,12 +15,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// setReadBuffer asks for a socket receive buffer of size bytes and returns
+// SetReadBuffer asks for a socket receive buffer of size bytes and returns
 // what the kernel granted (it reports twice the usable size). SO_RCVBUF
 // is capped by net.core.rmem_max (4 MiB on the test machines), so as root
 // SO_RCVBUFFORCE is tried first; without the privilege it fails and the
 // capped value stays.
-func setReadBuffer(conn *net.UDPConn, size int) int {
+func SetReadBuffer(conn *net.UDPConn, size int) int {
 	rc, err := conn.SyscallConn()
 	if err != nil {
 		return 0
@@ -30,9 +35,9 @@ func setReadBuffer(conn *net.UDPConn, size int) int {
 	return got
 }
 
-// socketInode returns the inode of conn's socket, the key of its line in
+// Inode returns the inode of conn's socket, the key of its line in
 // /proc/net/udp; 0 when unknown.
-func socketInode(conn *net.UDPConn) uint64 {
+func Inode(conn *net.UDPConn) uint64 {
 	rc, err := conn.SyscallConn()
 	if err != nil {
 		return 0
@@ -47,9 +52,9 @@ func socketInode(conn *net.UDPConn) uint64 {
 	return ino
 }
 
-// kernelDrops returns the drops column of the socket whose inode is ino,
+// KernelDrops returns the drops column of the socket whose inode is ino,
 // from /proc/net/udp or /proc/net/udp6; 0 when not found.
-func kernelDrops(ino uint64) uint64 {
+func KernelDrops(ino uint64) uint64 {
 	if ino == 0 {
 		return 0
 	}

@@ -1,4 +1,4 @@
-package syslog
+package udpsock
 
 import (
 	"net"
@@ -18,7 +18,7 @@ func TestKernelDrops(t *testing.T) {
 	if err := conn.SetReadBuffer(4096); err != nil {
 		t.Fatal(err)
 	}
-	ino := socketInode(conn)
+	ino := Inode(conn)
 	if ino == 0 {
 		t.Fatal("no inode for the socket")
 	}
@@ -34,11 +34,11 @@ func TestKernelDrops(t *testing.T) {
 		}
 	}
 	deadline := time.Now().Add(2 * time.Second)
-	for kernelDrops(ino) == 0 {
+	for KernelDrops(ino) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("kernelDrops stayed 0 after 200 datagrams into a 4 KiB buffer")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Logf("kernel drops: %d", kernelDrops(ino))
+	t.Logf("kernel drops: %d", KernelDrops(ino))
 }
