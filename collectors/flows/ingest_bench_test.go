@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"netmon/collectors/flows/netflow"
-	"netmon/collectors/flows/sflow"
 	"netmon/collectors/flows/replay"
+	"netmon/collectors/flows/sflow"
 	"netmon/store/queue"
 	"netmon/store/record"
 	"netmon/store/storetest"
