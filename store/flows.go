@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"netmon/store/record"
@@ -12,7 +13,7 @@ import (
 // FlowTables and SyslogTables are the raw time series of this file, for
 // the retention loop.
 var (
-	FlowTables   = []string{"flow_minutes"}
+	FlowTables   = []string{"flow_minutes", "flow_hours"}
 	SyslogTables = []string{"syslog_events"}
 )
 
@@ -30,18 +31,34 @@ type flowSums struct {
 	last                   int64
 }
 
-// WriteFlows adds a batch of flow records to their minutes in one
-// transaction: records of the same minute, exporter and 5-tuple are summed
-// in memory first, then added to the stored row (or create it). It returns
-// the number of rows touched.
+// WriteFlows adds a batch of flow records to their minutes and hours in
+// one transaction: records of the same period, exporter and 5-tuple are
+// summed in memory first, then added to the stored rows (or create them).
+// It returns the number of minute rows touched.
 func (db *DB) WriteFlows(ctx context.Context, fs []record.Flow) (int, error) {
 	if len(fs) == 0 {
 		return 0, nil
 	}
+	minutes := aggregateFlows(fs, 60)
+	hours := aggregateFlows(fs, 3600)
+	err := db.WithTx(ctx, func(tx *sql.Tx) error {
+		if err := upsertFlows(ctx, tx, "flow_minutes", minutes); err != nil {
+			return err
+		}
+		return upsertFlows(ctx, tx, "flow_hours", hours)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("write flows: %w", err)
+	}
+	return len(minutes), nil
+}
+
+// aggregateFlows sums records per period of the given length (seconds).
+func aggregateFlows(fs []record.Flow, period int64) map[flowKey]*flowSums {
 	agg := make(map[flowKey]*flowSums, len(fs)/4+1)
 	for i := range fs {
 		f := &fs[i]
-		k := flowKey{ts: f.TS - f.TS%60, exporter: f.Exporter.String(), src: f.Src.String(), dst: f.Dst.String(),
+		k := flowKey{ts: f.TS - f.TS%period, exporter: f.Exporter.String(), src: f.Src.String(), dst: f.Dst.String(),
 			srcPort: f.SrcPort, dstPort: f.DstPort, proto: f.Proto}
 		s := agg[k]
 		if s == nil {
@@ -53,31 +70,31 @@ func (db *DB) WriteFlows(ctx context.Context, fs []record.Flow) (int, error) {
 		s.flows++
 		s.last = max(s.last, f.TS)
 	}
-	err := db.WithTx(ctx, func(tx *sql.Tx) error {
-		const q = `INSERT INTO flow_minutes (ts, exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, last_seen)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-			ON CONFLICT (ts, exporter, src, dst, src_port, dst_port, proto) DO UPDATE SET
-				packets = flow_minutes.packets + excluded.packets,
-				octets = flow_minutes.octets + excluded.octets,
-				flows = flow_minutes.flows + excluded.flows,
-				last_seen = CASE WHEN excluded.last_seen > flow_minutes.last_seen THEN excluded.last_seen ELSE flow_minutes.last_seen END`
-		stmt, err := tx.PrepareContext(ctx, q)
-		if err != nil {
+	return agg
+}
+
+// upsertFlows adds aggregates to table (flow_minutes or flow_hours, a
+// constant of this file: never user input).
+func upsertFlows(ctx context.Context, tx *sql.Tx, table string, agg map[flowKey]*flowSums) error {
+	q := `INSERT INTO ` + table + ` (ts, exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, last_seen)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		ON CONFLICT (ts, exporter, src, dst, src_port, dst_port, proto) DO UPDATE SET
+			packets = ` + table + `.packets + excluded.packets,
+			octets = ` + table + `.octets + excluded.octets,
+			flows = ` + table + `.flows + excluded.flows,
+			last_seen = CASE WHEN excluded.last_seen > ` + table + `.last_seen THEN excluded.last_seen ELSE ` + table + `.last_seen END`
+	stmt, err := tx.PrepareContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for k, s := range agg {
+		if _, err := stmt.ExecContext(ctx, k.ts, k.exporter, k.src, k.dst, int(k.srcPort), int(k.dstPort), int(k.proto),
+			int64(s.packets), int64(s.octets), int64(s.flows), s.last); err != nil {
 			return err
 		}
-		defer stmt.Close()
-		for k, s := range agg {
-			if _, err := stmt.ExecContext(ctx, k.ts, k.exporter, k.src, k.dst, int(k.srcPort), int(k.dstPort), int(k.proto),
-				int64(s.packets), int64(s.octets), int64(s.flows), s.last); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("write flows: %w", err)
 	}
-	return len(agg), nil
+	return nil
 }
 
 // WriteSyslog inserts a batch of syslog events in one transaction.
@@ -318,6 +335,67 @@ func (db *DB) FlowTemplates(ctx context.Context) ([]FlowTemplate, error) {
 			return nil, fmt.Errorf("read flow templates: %w", err)
 		}
 		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// hourSortColumns are the flow_hours columns each hour's top rows are
+// read by (each has an index on (ts, column)).
+var hourSortColumns = map[string]string{"octets": "octets", "packets": "packets", "flows": "flows", "last_seen": "last_seen"}
+
+// ConversationsHourly is Conversations over whole hours (fromHour to
+// toHour inclusive, hour starts) from flow_hours, reading only the
+// perHour top rows of each hour by the sort column. Heavy hitters are
+// exact; a conversation that is never among an hour's top perHour is left
+// out or undercounted. It keeps a 24-hour query to 24 index range scans
+// whatever the number of distinct conversations.
+func (db *DB) ConversationsHourly(ctx context.Context, fromHour, toHour int64, by5 bool, sort string, perHour, limit int, site string) ([]Conversation, error) {
+	col, ok := hourSortColumns[sort]
+	if !ok {
+		return nil, fmt.Errorf("conversations: unknown sort %q", sort)
+	}
+	cols := "src, dst"
+	if by5 {
+		cols = "src, dst, src_port, dst_port, proto"
+	}
+	args := []any{perHour, limit}
+	siteArg := 0
+	if site != "" {
+		args = append(args, site)
+		siteArg = len(args)
+	}
+	var subs []string
+	for h := fromHour - fromHour%3600; h <= toHour; h += 3600 {
+		args = append(args, h)
+		sub := fmt.Sprintf(`SELECT * FROM (SELECT src, dst, src_port, dst_port, proto, packets, octets, flows, ts, last_seen FROM flow_hours WHERE ts = $%d`, len(args))
+		if siteArg > 0 {
+			sub += siteClause(site, siteArg)
+		}
+		sub += fmt.Sprintf(` ORDER BY %s DESC LIMIT $1) AS h%d`, col, len(subs))
+		subs = append(subs, sub)
+	}
+	if len(subs) == 0 {
+		return []Conversation{}, nil
+	}
+	q := `SELECT ` + cols + `, SUM(packets), SUM(octets), SUM(flows), MIN(ts), MAX(last_seen) FROM (` +
+		strings.Join(subs, ` UNION ALL `) + `) AS t GROUP BY ` + cols + ` ORDER BY ` + ConversationOrder[sort] + `, ` + cols + ` LIMIT $2`
+	rows, err := db.reader.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("conversations: %w", err)
+	}
+	defer rows.Close()
+	out := []Conversation{}
+	for rows.Next() {
+		var c Conversation
+		dest := []any{&c.Src, &c.Dst}
+		if by5 {
+			dest = append(dest, &c.SrcPort, &c.DstPort, &c.Proto)
+		}
+		dest = append(dest, &c.Packets, &c.Octets, &c.Flows, &c.First, &c.LastSeen)
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("conversations: %w", err)
+		}
+		out = append(out, c)
 	}
 	return out, rows.Err()
 }

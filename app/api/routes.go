@@ -155,7 +155,7 @@ func (s *Server) routeTable() []Route {
 			Do:          JSON(s.flows)},
 		{Method: http.MethodGet, Path: "/api/v1/flows/conversations", OperationID: "listConversations", Tag: "flows", Perm: Session,
 			Summary:     "Conversations: flows grouped by 5-tuple, or by address pair with both directions merged",
-			Description: "pair mode reads the top 2000 directed pairs, then merges the two directions of each.",
+			Description: "pair mode reads the top 2000 directed pairs, then merges the two directions of each. The 6h and 24h windows cover whole hours and read each hour's top 5 000 rows by the sort column: exact for the heavy hitters, the tail may be left out.",
 			Do:          JSON(s.conversations)},
 		{Method: http.MethodGet, Path: "/api/v1/flows/conversation", OperationID: "getConversation", Tag: "flows", Perm: Session,
 			Summary: "One conversation: its minute rows in both directions and both endpoints' country and ASN", Do: JSON(s.conversation)},
