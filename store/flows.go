@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -17,13 +18,15 @@ var (
 	SyslogTables = []string{"syslog_events"}
 )
 
-// flowKey is one row of flow_minutes.
+// flowKey is one row of flow_minutes or flow_hours. Addresses stay
+// netip.Addr (comparable, no allocation) until a row is written: turning
+// every record's addresses into strings cost more than the rest of the
+// aggregation.
 type flowKey struct {
-	ts               int64
-	exporter         string
-	src, dst         string
-	srcPort, dstPort uint16
-	proto            uint8
+	ts                 int64
+	exporter, src, dst netip.Addr
+	srcPort, dstPort   uint16
+	proto              uint8
 }
 
 type flowSums struct {
@@ -39,8 +42,7 @@ func (db *DB) WriteFlows(ctx context.Context, fs []record.Flow) (int, error) {
 	if len(fs) == 0 {
 		return 0, nil
 	}
-	minutes := aggregateFlows(fs, 60)
-	hours := aggregateFlows(fs, 3600)
+	minutes, hours := aggregateFlows(fs)
 	err := db.WithTx(ctx, func(tx *sql.Tx) error {
 		if err := upsertFlows(ctx, tx, "flow_minutes", minutes); err != nil {
 			return err
@@ -53,13 +55,11 @@ func (db *DB) WriteFlows(ctx context.Context, fs []record.Flow) (int, error) {
 	return len(minutes), nil
 }
 
-// aggregateFlows sums records per period of the given length (seconds).
-func aggregateFlows(fs []record.Flow, period int64) map[flowKey]*flowSums {
-	agg := make(map[flowKey]*flowSums, len(fs)/4+1)
-	for i := range fs {
-		f := &fs[i]
-		k := flowKey{ts: f.TS - f.TS%period, exporter: f.Exporter.String(), src: f.Src.String(), dst: f.Dst.String(),
-			srcPort: f.SrcPort, dstPort: f.DstPort, proto: f.Proto}
+// aggregateFlows sums records per minute and per hour.
+func aggregateFlows(fs []record.Flow) (minutes, hours map[flowKey]*flowSums) {
+	minutes = make(map[flowKey]*flowSums, len(fs)/4+1)
+	hours = make(map[flowKey]*flowSums, len(fs)/4+1)
+	add := func(agg map[flowKey]*flowSums, k flowKey, f *record.Flow) {
 		s := agg[k]
 		if s == nil {
 			s = &flowSums{}
@@ -70,7 +70,14 @@ func aggregateFlows(fs []record.Flow, period int64) map[flowKey]*flowSums {
 		s.flows++
 		s.last = max(s.last, f.TS)
 	}
-	return agg
+	for i := range fs {
+		f := &fs[i]
+		k := flowKey{ts: f.TS - f.TS%60, exporter: f.Exporter, src: f.Src, dst: f.Dst, srcPort: f.SrcPort, dstPort: f.DstPort, proto: f.Proto}
+		add(minutes, k, f)
+		k.ts = f.TS - f.TS%3600
+		add(hours, k, f)
+	}
+	return minutes, hours
 }
 
 // upsertFlows adds aggregates to table (flow_minutes or flow_hours, a
@@ -89,7 +96,7 @@ func upsertFlows(ctx context.Context, tx *sql.Tx, table string, agg map[flowKey]
 	}
 	defer stmt.Close()
 	for k, s := range agg {
-		if _, err := stmt.ExecContext(ctx, k.ts, k.exporter, k.src, k.dst, int(k.srcPort), int(k.dstPort), int(k.proto),
+		if _, err := stmt.ExecContext(ctx, k.ts, k.exporter.String(), k.src.String(), k.dst.String(), int(k.srcPort), int(k.dstPort), int(k.proto),
 			int64(s.packets), int64(s.octets), int64(s.flows), s.last); err != nil {
 			return err
 		}

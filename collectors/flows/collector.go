@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
 
 	"netmon/collectors/flows/netflow"
 	"netmon/collectors/flows/sflow"
@@ -246,24 +248,56 @@ func (a *inodeList) reset() {
 	a.mu.Unlock()
 }
 
+// readBatch is the number of datagrams one recvmmsg call may return: a
+// syscall per datagram would cost more than decoding its flows.
+const readBatch = 64
+
+// batchReader is golang.org/x/net's ipv4 or ipv6 PacketConn (recvmmsg on
+// Linux, one datagram a call elsewhere).
+type batchReader interface {
+	ReadBatch(ms []ipv4.Message, flags int) (int, error)
+}
+
 func (c *Collector) read(conn *net.UDPConn, sflowOnly bool) {
 	defer c.readers.Done()
+	var br batchReader = ipv6.NewPacketConn(conn)
+	if la, ok := conn.LocalAddr().(*net.UDPAddr); ok && la.IP.To4() != nil {
+		br = ipv4.NewPacketConn(conn)
+	}
+	msgs := make([]ipv4.Message, readBatch)
+	bufs := make([]*[]byte, readBatch)
 	for {
-		bp := c.pool.Get().(*[]byte)
-		n, from, err := conn.ReadFromUDPAddrPort(*bp)
+		for i := range msgs {
+			if bufs[i] == nil {
+				bufs[i] = c.pool.Get().(*[]byte)
+				msgs[i].Buffers = [][]byte{*bufs[i]}
+			}
+		}
+		n, err := br.ReadBatch(msgs, 0)
 		if err != nil {
-			c.pool.Put(bp)
 			if errors.Is(err, net.ErrClosed) {
+				for _, b := range bufs {
+					if b != nil {
+						c.pool.Put(b)
+					}
+				}
 				return
 			}
 			continue
 		}
-		addr := from.Addr().Unmap()
-		select {
-		case c.work[workerOf(addr, len(c.work))] <- datagram{buf: bp, n: n, from: addr, sflow: sflowOnly, at: time.Now()}:
-		default:
-			c.pool.Put(bp)
-			c.m.rejected.WithLabelValues("unknown", "backlog_full").Inc()
+		at := time.Now()
+		for i := range n {
+			var addr netip.Addr
+			if ua, ok := msgs[i].Addr.(*net.UDPAddr); ok {
+				addr, _ = netip.AddrFromSlice(ua.IP)
+				addr = addr.Unmap()
+			}
+			select {
+			case c.work[workerOf(addr, len(c.work))] <- datagram{buf: bufs[i], n: msgs[i].N, from: addr, sflow: sflowOnly, at: at}:
+				bufs[i] = nil // the worker returns it to the pool
+			default:
+				c.m.rejected.WithLabelValues("unknown", "backlog_full").Inc()
+			}
 		}
 	}
 }
