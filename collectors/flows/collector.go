@@ -293,23 +293,13 @@ func (c *Collector) read(conn *net.UDPConn, sflowOnly bool) {
 				addr = addr.Unmap()
 			}
 			select {
-			case c.work[workerOf(addr, len(c.work))] <- datagram{buf: bufs[i], n: msgs[i].N, from: addr, sflow: sflowOnly, at: at}:
+			case c.work[udpsock.Shard(addr, len(c.work))] <- datagram{buf: bufs[i], n: msgs[i].N, from: addr, sflow: sflowOnly, at: at}:
 				bufs[i] = nil // the worker returns it to the pool
 			default:
 				c.m.rejected.WithLabelValues("unknown", "backlog_full").Inc()
 			}
 		}
 	}
-}
-
-// workerOf spreads exporters over n workers by a hash of the address.
-func workerOf(a netip.Addr, n int) int {
-	b := a.As16()
-	var h uint32 = 2166136261
-	for _, x := range b {
-		h = (h ^ uint32(x)) * 16777619
-	}
-	return int(h % uint32(n))
 }
 
 func (c *Collector) worker(work chan datagram) {

@@ -182,22 +182,12 @@ func (r *Receiver) read() {
 			continue
 		}
 		addr := from.Addr().Unmap()
-		r.work[shard(addr, len(r.work))] <- datagram{buf: bp, n: n, from: addr, at: time.Now()}
+		r.work[udpsock.Shard(addr, len(r.work))] <- datagram{buf: bp, n: n, from: addr, at: time.Now()}
 	}
 }
 
 // worker parses datagrams into its own batch and hands the batch to the
 // sink when full or every FlushInterval.
-// shard spreads senders over n workers by a hash of the address.
-func shard(a netip.Addr, n int) int {
-	b := a.As16()
-	var h uint32 = 2166136261
-	for _, x := range b {
-		h = (h ^ uint32(x)) * 16777619
-	}
-	return int(h % uint32(n))
-}
-
 func (r *Receiver) worker(work chan datagram) {
 	defer r.workers.Done()
 	p := newParser()
