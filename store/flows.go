@@ -239,25 +239,7 @@ func (db *DB) Conversations(ctx context.Context, from int64, by5 bool, sort stri
 	if site != "" {
 		args = append(args, site)
 	}
-	rows, err := db.reader.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("conversations: %w", err)
-	}
-	defer rows.Close()
-	out := []Conversation{}
-	for rows.Next() {
-		var c Conversation
-		dest := []any{&c.Src, &c.Dst}
-		if by5 {
-			dest = append(dest, &c.SrcPort, &c.DstPort, &c.Proto)
-		}
-		dest = append(dest, &c.Packets, &c.Octets, &c.Flows, &c.First, &c.LastSeen)
-		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("conversations: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return db.conversationRows(ctx, by5, q, args...)
 }
 
 // SyslogRow is a stored syslog event (spec 2.11).
@@ -386,6 +368,12 @@ func (db *DB) ConversationsHourly(ctx context.Context, fromHour, toHour int64, b
 	}
 	q := `SELECT ` + cols + `, SUM(packets), SUM(octets), SUM(flows), MIN(ts), MAX(last_seen) FROM (` +
 		strings.Join(subs, ` UNION ALL `) + `) AS t GROUP BY ` + cols + ` ORDER BY ` + ConversationOrder[sort] + `, ` + cols + ` LIMIT $2`
+	return db.conversationRows(ctx, by5, q, args...)
+}
+
+// conversationRows runs a conversation query whose columns are the group
+// (src, dst and, by 5-tuple, the ports and protocol) then the sums.
+func (db *DB) conversationRows(ctx context.Context, by5 bool, q string, args ...any) ([]Conversation, error) {
 	rows, err := db.reader.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("conversations: %w", err)

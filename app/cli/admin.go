@@ -91,6 +91,24 @@ func openAdmin(cmd *cobra.Command) (*adminEnv, func(), error) {
 	return env, func() { cancel(); _ = db.Close() }, nil
 }
 
+// withAdmin checks --output (when the command has one), opens the
+// database for the command and closes it afterwards.
+func withAdmin(output *string, fn func(cmd *cobra.Command, args []string, env *adminEnv) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if output != nil {
+			if err := checkOutput(*output); err != nil {
+				return err
+			}
+		}
+		env, closeEnv, err := openAdmin(cmd)
+		if err != nil {
+			return err
+		}
+		defer closeEnv()
+		return fn(cmd, args, env)
+	}
+}
+
 func addOutputFlag(cmd *cobra.Command, dst *string) {
 	cmd.Flags().StringVarP(dst, "output", "o", "table", "output format: table or json")
 }
@@ -148,15 +166,7 @@ func newUserCreateCmd() *cobra.Command {
 		Example: `  netmon admin user create --username alice --role admin
   echo 'long-password' | netmon admin user create --username bot --role viewer --db postgres://...`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			env, closeEnv, err := openAdmin(cmd)
-			if err != nil {
-				return err
-			}
-			defer closeEnv()
+		RunE: withAdmin(&output, func(cmd *cobra.Command, _ []string, env *adminEnv) error {
 			pw, err := readPassword(cmd, "password for "+name)
 			if err != nil {
 				return err
@@ -170,7 +180,7 @@ func newUserCreateCmd() *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "created user %s (id %d, role %s%s)\n", u.Username, u.ID, u.Role, siteSuffix(u.Site))
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&name, "username", "", "user name (required)")
 	cmd.Flags().StringVar(&role, "role", "admin", "role: admin, netops, analyst, viewer (multi-site: also site-admin, global-admin)")
@@ -193,15 +203,7 @@ func newUserListCmd() *cobra.Command {
 		Use:   "list",
 		Short: "List users",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			env, closeEnv, err := openAdmin(cmd)
-			if err != nil {
-				return err
-			}
-			defer closeEnv()
+		RunE: withAdmin(&output, func(cmd *cobra.Command, _ []string, env *adminEnv) error {
 			users, err := env.auth.ListUsers(env.ctx, env.actor)
 			if err != nil {
 				return err
@@ -215,7 +217,7 @@ func newUserListCmd() *cobra.Command {
 				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%t\t%t\n", u.ID, u.Username, u.Role, u.Site, u.Enabled, u.SSO)
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 	addOutputFlag(cmd, &output)
 	return cmd
@@ -227,12 +229,7 @@ func newUserPasswdCmd() *cobra.Command {
 		Use:   "passwd USERNAME",
 		Short: "Set a user's password (ends its sessions); --enable also re-enables it",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			env, closeEnv, err := openAdmin(cmd)
-			if err != nil {
-				return err
-			}
-			defer closeEnv()
+		RunE: withAdmin(nil, func(cmd *cobra.Command, args []string, env *adminEnv) error {
 			name, err := auth.NormalizeUsername(args[0])
 			if err != nil {
 				return err
@@ -257,7 +254,7 @@ func newUserPasswdCmd() *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "password of %s changed; its sessions ended\n", name)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&enable, "enable", false, "also enable the account (recovery of a disabled admin)")
 	return cmd
@@ -269,15 +266,7 @@ func newTokenCreateCmd() *cobra.Command {
 		Use:   "create",
 		Short: "Create an API token; it is printed once, only its hash is stored",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			env, closeEnv, err := openAdmin(cmd)
-			if err != nil {
-				return err
-			}
-			defer closeEnv()
+		RunE: withAdmin(&output, func(cmd *cobra.Command, _ []string, env *adminEnv) error {
 			tok, err := env.auth.CreateToken(env.ctx, env.actor, auth.TokenCreate{Name: name, Role: role, Site: site})
 			if err != nil {
 				return err
@@ -288,7 +277,7 @@ func newTokenCreateCmd() *cobra.Command {
 			fmt.Fprintln(cmd.OutOrStdout(), tok.Token)
 			fmt.Fprintf(cmd.ErrOrStderr(), "token %q (id %d, role %s%s): shown once, store it now\n", tok.Name, tok.ID, tok.Role, siteSuffix(tok.Site))
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&name, "name", "", "token name (required)")
 	cmd.Flags().StringVar(&role, "role", "viewer", "role the token acts with")
