@@ -19,11 +19,17 @@ var importRules = []struct {
 	allow []string
 }{
 	{"", []string{"app/cli"}}, // main.go
-	{"app/cli", []string{"app/audit", "app/auth", "app/config", "app/hub", "app/logging", "app/version", "store"}},
+	{"app/cli", []string{"agentmode", "app/audit", "app/auth", "app/config", "app/hub", "app/logging", "app/version", "store"}},
+	{"agentmode/wire", nil},
+	// The agent: its own subpackages, the protocol, the host's sockets, and
+	// the build version; nothing of the hub.
+	{"agentmode", []string{"agentmode/wire", "agentmode/spool", "agentmode/service", "agentmode/collect", "agentmode/state", "app/version", "capture/proc"}},
+	{"app/fleet/pki", []string{"agentmode/wire"}},
+	{"app/fleet", []string{"agentmode/wire", "app/audit", "app/fleet/pki", "store", "store/record"}},
 	{"app/config", []string{"app/logging"}},
 	{"app/logging", nil},
 	{"app/version", nil},
-	{"app/hub", []string{"app/api", "app/auth", "app/auth/oidc", "app/config", "app/live", "app/version", "capture", "capture/proc", "capture/record", "collectors/flows", "collectors/flows/netflow", "collectors/geo", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
+	{"app/hub", []string{"app/api", "app/auth", "app/auth/oidc", "app/config", "app/fleet", "app/fleet/pki", "app/live", "app/version", "capture", "capture/proc", "capture/record", "collectors/flows", "collectors/flows/netflow", "collectors/geo", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
 	{"app/live", nil},
 	{"app/history", []string{"store"}},
 	{"capture/decode", nil},
@@ -41,7 +47,7 @@ var importRules = []struct {
 	{"collectors/flows/replay", nil},
 	{"store/record", nil},
 	{"store/queue", []string{"store/record"}},
-	{"app/api", []string{"app/audit", "app/auth", "app/auth/oidc", "app/history", "app/logging", "app/version", "capture", "capture/proc", "capture/record", "capture/source", "collectors/geo", "store", "ui"}},
+	{"app/api", []string{"agentmode/wire", "app/fleet", "app/audit", "app/auth", "app/auth/oidc", "app/history", "app/logging", "app/version", "capture", "capture/proc", "capture/record", "capture/source", "collectors/geo", "store", "ui"}},
 	{"app/auth/oidc", nil},
 	{"app/auth", []string{"app/audit", "store"}},
 	{"app/audit", []string{"store"}},

@@ -1,0 +1,137 @@
+// Package wire is the hub<->agent protocol (spec 2.9, 4.6): the JSON bodies
+// of hello, certificate renewal and telemetry, and the constants both sides
+// must agree on. It is a leaf (standard library only), imported by the
+// agent (agentmode) and by the hub's fleet service and API, so the two
+// sides cannot drift apart.
+package wire
+
+// ProtocolVersion is the agent protocol this build speaks (spec 9.2). The
+// hub answers hello with the highest version it supports; an agent that is
+// newer degrades to it.
+const ProtocolVersion = 1
+
+// HeaderEnrollToken carries the enroll secret of a hello: the static
+// -enroll-token or an ent_ token.
+const HeaderEnrollToken = "X-Enroll-Token"
+
+// Paths of the agent routes on the hub.
+const (
+	PathHello     = "/api/v1/agent/hello"
+	PathCert      = "/api/v1/agent/cert"
+	PathTelemetry = "/api/v1/agent/telemetry"
+)
+
+// Body size limits the hub enforces (413 beyond them). A hello is a few
+// hundred bytes plus an optional CSR; a telemetry batch carries the
+// connection inventory, which on a busy server is thousands of sockets.
+const (
+	MaxHelloBytes     = 8 << 10
+	MaxCertBytes      = 8 << 10
+	MaxTelemetryBytes = 4 << 20
+)
+
+// DefaultIntervalSeconds is the hub's default telemetry interval.
+const DefaultIntervalSeconds = 30
+
+// CertCNPrefix prefixes the agent id in a client certificate's common
+// name: netmon-agent-<id>. The hub sets it whatever the CSR asks for.
+const CertCNPrefix = "netmon-agent-"
+
+// Hello is the enrollment request (spec 2.9).
+type Hello struct {
+	Name            string `json:"name"`
+	Site            string `json:"site"`
+	Version         string `json:"version"`
+	ProtocolVersion int    `json:"protocol_version"`
+	OS              string `json:"os"`
+	Arch            string `json:"arch"`
+	// MachineID identifies the machine across re-enrollments: a random id
+	// the agent creates once and keeps in its state file. A hello with the
+	// machine id of an enrolled agent replaces that agent's record (its old
+	// token and certificate stop working) instead of adding a second one.
+	MachineID string `json:"machine_id,omitempty"`
+	// CSRPEM is an optional PEM certificate request; its subject is
+	// ignored (the hub sets CN netmon-agent-<id>).
+	CSRPEM string `json:"csr_pem,omitempty"`
+}
+
+// HelloResponse is the hub's answer to an accepted hello.
+type HelloResponse struct {
+	Accepted                 bool   `json:"accepted"`
+	AgentID                  int64  `json:"agent_id"`
+	AgentToken               string `json:"agent_token"`
+	TelemetryIntervalSeconds int    `json:"telemetry_interval_seconds"`
+	PcapEnabled              bool   `json:"pcap_enabled"`
+	// ProtocolVersion is the highest protocol version the hub supports.
+	ProtocolVersion int `json:"protocol_version"`
+	// ClientCertPEM and CACertPEM are set when a CSR was sent and the hub
+	// runs with TLS.
+	ClientCertPEM string `json:"client_cert_pem,omitempty"`
+	CACertPEM     string `json:"ca_cert_pem,omitempty"`
+}
+
+// CertRequest asks for a (renewed) client certificate.
+type CertRequest struct {
+	CSRPEM string `json:"csr_pem"`
+}
+
+// CertResponse carries the signed client certificate and the hub CA.
+type CertResponse struct {
+	ClientCertPEM string `json:"client_cert_pem"`
+	CACertPEM     string `json:"ca_cert_pem"`
+}
+
+// Telemetry is one batch (spec 2.9).
+type Telemetry struct {
+	// TS is when the batch was taken, Unix seconds. The hub replaces a ts
+	// outside [now-7 days, now+1 day] by its receive time.
+	TS int64 `json:"ts"`
+	// Seq numbers the agent's batches 1, 2, 3 ... (persisted in its state
+	// file, so it survives restarts). The hub stores a batch once: a
+	// repeated seq (a retry whose answer was lost) is acknowledged and
+	// ignored. 0 means the agent does not number its batches.
+	Seq uint64 `json:"seq,omitempty"`
+	// Dropped counts batches the agent's offline queue discarded (oldest
+	// first) since it last reported, so the hub learns of the loss.
+	Dropped     uint64       `json:"dropped,omitempty"`
+	Interfaces  []Interface  `json:"interfaces"`
+	Connections []Connection `json:"connections"`
+	// AttrMethod is the active attribution backend: ebpf, pcap, etw or off;
+	// AttrIface the pcap interface; AttrNote why attribution is off.
+	AttrMethod string `json:"attr_method,omitempty"`
+	AttrIface  string `json:"attr_iface,omitempty"`
+	AttrNote   string `json:"attr_note,omitempty"`
+	// Version is the agent's build version (it may change after an update).
+	Version string `json:"version,omitempty"`
+}
+
+// Interface holds an interface's cumulative counters since boot.
+type Interface struct {
+	Name      string `json:"name"`
+	RxBytes   uint64 `json:"rx_bytes"`
+	TxBytes   uint64 `json:"tx_bytes"`
+	RxPackets uint64 `json:"rx_packets"`
+	TxPackets uint64 `json:"tx_packets"`
+}
+
+// Connection is one socket of the agent's host.
+type Connection struct {
+	Proto      string `json:"proto"`
+	LocalAddr  string `json:"local_addr"`
+	RemoteAddr string `json:"remote_addr"`
+	Status     string `json:"status"`
+	PID        int32  `json:"pid"`
+	Process    string `json:"process"`
+}
+
+// TelemetryResponse acknowledges a batch; Interval is the hub's current
+// telemetry interval in seconds, which the agent adopts.
+type TelemetryResponse struct {
+	OK       bool `json:"ok"`
+	Interval int  `json:"interval"`
+}
+
+// ErrorBody is the hub's error answer ({"error": "..."}).
+type ErrorBody struct {
+	Error string `json:"error"`
+}
