@@ -25,8 +25,8 @@ const (
 // hundred bytes plus an optional CSR; a telemetry batch carries the
 // connection inventory, which on a busy server is thousands of sockets.
 const (
-	MaxHelloBytes     = 8 << 10
-	MaxCertBytes      = 8 << 10
+	MaxHelloBytes     = 4 << 10
+	MaxCertBytes      = 4 << 10
 	MaxTelemetryBytes = 4 << 20
 )
 

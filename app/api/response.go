@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
 	"netmon/app/auth"
+	"netmon/app/fleet"
 )
 
 // Error is an error with the HTTP status and the message the client sees.
@@ -42,6 +44,7 @@ type AuthErrorBody struct {
 // request id, so handlers return errors and never log them themselves.
 func (s *Server) writeError(c *gin.Context, err error) {
 	var apiErr *Error
+	var fleetErr *fleet.Error
 	var tooBig *http.MaxBytesError
 	if status := authStatus(err); status != 0 {
 		c.AbortWithStatusJSON(status, ErrorBody{Error: err.Error()})
@@ -53,6 +56,11 @@ func (s *Server) writeError(c *gin.Context, err error) {
 			s.log.ErrorContext(c, "request failed", "status", apiErr.Status, "error", apiErr.Message)
 		}
 		c.AbortWithStatusJSON(apiErr.Status, ErrorBody{Error: apiErr.Message})
+	case errors.As(err, &fleetErr):
+		if fleetErr.Status == http.StatusTooManyRequests {
+			c.Header("Retry-After", strconv.Itoa(auth.RetryAfterSeconds))
+		}
+		c.AbortWithStatusJSON(fleetErr.Status, ErrorBody{Error: fleetErr.Msg})
 	case errors.As(err, &tooBig):
 		c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, ErrorBody{Error: tooLargeMessage(tooBig.Limit)})
 	default:

@@ -47,6 +47,9 @@ type Route struct {
 	// binder's 400/413/415 and the 401/403 of the permission check are
 	// added automatically), each with the ErrorBody schema.
 	Errors map[int]string
+	// BodyLimit overrides the server's request body limit (bytes; 0 = the
+	// server's), for routes whose bodies are much smaller or larger.
+	BodyLimit int64
 }
 
 // Endpoint is a handler together with the types it reads and writes. It is

@@ -3,6 +3,8 @@ package api
 import (
 	"net/http"
 
+	"netmon/agentmode/wire"
+
 	"github.com/gin-gonic/gin"
 )
 
@@ -147,6 +149,52 @@ func (s *Server) routeTable() []Route {
 			Summary:     "Traffic by remote country over a window: ISO code, name, centroid, bytes, distinct remote addresses",
 			Description: "Bytes descending; empty when no GeoIP source (no .mmdb in -geoip-dir and online lookup off).",
 			Do:          JSON(s.geoMap)},
+
+		// Agents (spec 4.6) and enroll tokens (4.7).
+		{Method: http.MethodPost, Path: "/api/v1/agent/hello", OperationID: "agentHello", Tag: "agents", Perm: Enroll, BodyLimit: wire.MaxHelloBytes,
+			Summary:     "Enroll an agent: header X-Enroll-Token holds the static -enroll-token or an ent_ token",
+			Description: "Issues agent_token (only its SHA-256 is stored), agent_id, the telemetry interval, the -agent-pcap policy and the hub's protocol version; with -tls and a csr_pem also a client certificate (CN netmon-agent-<id>, 90 days) and the hub CA. A hello with the machine_id of an enrolled agent replaces that agent (a clean new record; the old token and certificate stop working). Five failures a minute from one address block it for a minute (429, Retry-After: 60); a success resets the count. Body at most 4 KiB.",
+			Do:          JSON(s.agentHello),
+			Errors: map[int]string{401: "missing, invalid, revoked or expired enroll token; with -multi-site also the static token and site-less tokens",
+				403: "the source address is outside the token's allowed_cidrs, or (with -multi-site) the agent's site is not the token's", 409: "the token's max_uses are exhausted",
+				429: "too many failed enrollments from this address; Retry-After: 60"}},
+		{Method: http.MethodPost, Path: "/api/v1/agent/cert", OperationID: "agentCert", Tag: "agents", Perm: Agent, BodyLimit: wire.MaxCertBytes,
+			Summary:     "Renew the agent's client certificate (agent token or client certificate)",
+			Description: "The CSR's subject is ignored: the certificate's CN is netmon-agent-<id>; it lasts 90 days. Agents renew at half life.",
+			Do:          JSON(s.agentCert),
+			Errors:      map[int]string{401: "unknown agent token or certificate (e.g. a deleted agent)", 404: "the hub runs without -tls"}},
+		{Method: http.MethodPost, Path: "/api/v1/agent/telemetry", OperationID: "agentTelemetry", Tag: "agents", Perm: Agent, BodyLimit: wire.MaxTelemetryBytes,
+			Summary:     "Send a telemetry batch (agent token or client certificate)",
+			Description: "Interface counters are cumulative; the hub computes rates between consecutive batches (a counter reset yields no rate, a 32-bit wrap is unwrapped). Connections replace the previous inventory. A ts outside [now-7 days, now+1 day] is replaced by the receive time. A batch whose seq was already received is acknowledged and not stored twice. interval in the answer is the hub's policy. Body at most 4 MiB.",
+			Do:          JSON(s.agentTelemetry),
+			Errors:      map[int]string{401: "unknown agent token or certificate (e.g. a deleted agent)", 503: "the ingest queue is full or the database is down: keep the batch and retry"}},
+		{Method: http.MethodGet, Path: "/api/v1/agents", OperationID: "listAgents", Tag: "agents", Perm: Session,
+			Summary:     "Agents with online state, per-interface rates, connection count and attribution method",
+			Description: "A site-bound caller sees only its site's agents. online: telemetry within three intervals.",
+			Do:          JSON(s.listAgents)},
+		{Method: http.MethodGet, Path: "/api/v1/agents/{id}", OperationID: "getAgent", Tag: "agents", Perm: Session,
+			Summary: "An agent with the connections of its last batch", Do: JSON(s.agentDetail),
+			Errors: map[int]string{404: "no such agent (or another site's)"}},
+		{Method: http.MethodGet, Path: "/api/v1/agents/{id}/history", OperationID: "getAgentHistory", Tag: "agents", Perm: Session,
+			Summary:     "An agent's traffic between consecutive batches: bytes/s in, out, local (loopback) and packets/s, all interfaces summed",
+			Description: "One point per batch that had a previous batch to compare with, oldest first.",
+			Do:          JSON(s.agentHistory),
+			Errors:      map[int]string{404: "no such agent (or another site's)"}},
+		{Method: http.MethodDelete, Path: "/api/v1/agents/{id}", OperationID: "deleteAgent", Tag: "agents", Perm: Agents,
+			Summary: "Delete an agent and all its data; its token and certificate stop working at once", Do: JSON(s.deleteAgent),
+			Errors: map[int]string{404: "no such agent (or another site's)"}},
+		{Method: http.MethodPatch, Path: "/api/v1/agents/{id}", OperationID: "renameAgent", Tag: "agents", Perm: Session,
+			Summary: "Rename an agent (the display name on the hub only)", Do: JSON(s.renameAgent),
+			Errors: map[int]string{404: "no such agent (or another site's)"}},
+		{Method: http.MethodGet, Path: "/api/v1/enroll-tokens", OperationID: "listEnrollTokens", Tag: "admin", Perm: Admin,
+			Summary: "Enroll tokens: name, site, expiry, uses, allowed addresses, state — never the token", Do: JSON(s.listEnrollTokens)},
+		{Method: http.MethodPost, Path: "/api/v1/enroll-tokens", OperationID: "createEnrollToken", Tag: "admin", Perm: Admin,
+			Summary:     "Create an enroll token (ent_…), shown once; only its hash is stored",
+			Description: "expires_in_days omitted or 0: 1 day; -1: never. max_uses omitted: 1 (single use); 0: unlimited. With -multi-site a site is required; a site-bound caller's site is forced.",
+			Do:          JSON(s.createEnrollToken)},
+		{Method: http.MethodDelete, Path: "/api/v1/enroll-tokens/{id}", OperationID: "revokeEnrollToken", Tag: "admin", Perm: Admin,
+			Summary: "Revoke an enroll token; the next enrollment with it gets 401", Do: JSON(s.revokeEnrollToken),
+			Errors: map[int]string{404: "no such token (or another site's)"}},
 
 		// Flows, syslog, events (spec 4.8, 4.10).
 		{Method: http.MethodGet, Path: "/api/v1/flows", OperationID: "listFlows", Tag: "flows", Perm: Session,

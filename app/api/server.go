@@ -82,6 +82,11 @@ type Deps struct {
 	Live http.Handler
 	// Flows reads flows, syslog and events (*store.DB).
 	Flows FlowStore
+	// Fleet enrolls agents and serves their routes.
+	Fleet Fleet
+	// CertAgentID reads the agent id of a verified client certificate
+	// (nil without TLS).
+	CertAgentID CertAgentID
 	// AuditLog appends records of operate-level actions (*store.DB).
 	AuditLog interface {
 		AppendAudit(ctx context.Context, e store.AuditEvent) (store.AuditEvent, error)
@@ -189,7 +194,11 @@ func (s *Server) buildEngine() *gin.Engine {
 	for _, r := range s.routes {
 		ginPath := toGinPath(r.Path)
 		s.templates[ginPath] = r.Path
-		e.Handle(r.Method, ginPath, s.bodyLimit(s.cfg.BodyLimit), s.authorize(r), r.Do.handler(s))
+		limit := s.cfg.BodyLimit
+		if r.BodyLimit > 0 {
+			limit = r.BodyLimit
+		}
+		e.Handle(r.Method, ginPath, s.bodyLimit(limit), s.authorize(r), r.Do.handler(s))
 	}
 	e.NoRoute(s.noRoute)
 	e.NoMethod(func(c *gin.Context) {

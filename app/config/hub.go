@@ -54,6 +54,8 @@ type Hub struct {
 	Capture Capture
 	// Collectors configures the flow and syslog listeners and the queue.
 	Collectors Collectors
+	// Fleet configures agent enrollment and telemetry and the hub's TLS.
+	Fleet Fleet
 }
 
 // DefaultHub returns the defaults of spec section 1.
@@ -69,6 +71,7 @@ func DefaultHub() Hub {
 		Access:         DefaultAccess(),
 		Capture:        DefaultCapture(),
 		Collectors:     DefaultCollectors(),
+		Fleet:          DefaultFleet(),
 	}
 }
 
@@ -88,11 +91,12 @@ func AddHubFlags(fs *pflag.FlagSet) {
 	addAccessFlags(fs)
 	addCaptureFlags(fs)
 	addCollectorFlags(fs)
+	addFleetFlags(fs)
 }
 
 // hubKeys are the keys a hub configuration file may hold. A file with any
 // other key is refused, so a typo is an error rather than a silent default.
-var hubKeys = append([]string{"port", "dev", "db", "db_max_conns", "retention_hours", "prune", "log_format", "log_level"}, append(append(accessKeys, captureKeys...), collectorKeys...)...)
+var hubKeys = append([]string{"port", "dev", "db", "db_max_conns", "retention_hours", "prune", "log_format", "log_level"}, append(append(append(accessKeys, captureKeys...), collectorKeys...), fleetKeys...)...)
 
 // LoadHub merges fs (already parsed), the process environment and the YAML
 // file named by --config / NETMON_CONFIG, then validates the result.
@@ -139,6 +143,7 @@ func LoadHub(fs *pflag.FlagSet) (Hub, error) {
 	get(loadAccess(v, &c.Access))
 	get(loadCapture(v, &c.Capture))
 	get(loadCollectors(v, &c.Collectors))
+	get(loadFleet(v, &c.Fleet))
 	if len(errs) > 0 {
 		return Hub{}, errs[0]
 	}
@@ -166,7 +171,10 @@ func (c Hub) Validate() error {
 	if err := c.Capture.validate(); err != nil {
 		return err
 	}
-	return c.Collectors.validate()
+	if err := c.Collectors.validate(); err != nil {
+		return err
+	}
+	return c.Fleet.validate()
 }
 
 type nopWriter struct{}

@@ -6,6 +6,7 @@ package hub
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +24,8 @@ import (
 	"netmon/app/auth"
 	"netmon/app/auth/oidc"
 	"netmon/app/config"
+	"netmon/app/fleet"
+	"netmon/app/fleet/pki"
 	"netmon/app/live"
 	"netmon/app/version"
 	"netmon/capture"
@@ -56,6 +59,8 @@ type Hub struct {
 	queue     *queue.Channel
 	flows     *flows.Collector
 	syslog    *syslog.Receiver
+	fleet     *fleet.Service
+	pki       *pki.Authority
 	api       *api.Server
 	srv       *http.Server
 	ln        net.Listener
@@ -115,7 +120,7 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 	rcfg.Hours, rcfg.Enabled = h.cfg.RetentionHours, h.cfg.Prune
 	h.retention = store.NewRetention(h.log.With("component", "retention"), rcfg, h.db, h.reg)
 	// Producers register their raw time-series tables here, before Start.
-	for _, table := range slices.Concat(store.TrafficTables, store.FlowTables, store.SyslogTables) {
+	for _, table := range slices.Concat(store.TrafficTables, store.FlowTables, store.SyslogTables, store.AgentTables) {
 		if err := h.retention.Register(table, "ts"); err != nil {
 			return fmt.Errorf("register retention: %w", err)
 		}
@@ -131,6 +136,9 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 		return err
 	}
 	if err := h.startCollectors(); err != nil {
+		return err
+	}
+	if err := h.startFleet(); err != nil {
 		return err
 	}
 	access := h.cfg.Access
@@ -165,6 +173,8 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 		Live:           h.live,
 		Flows:          h.db,
 		AuditLog:       h.db,
+		Fleet:          h.fleet,
+		CertAgentID:    pki.AgentID,
 	})
 	if err != nil {
 		return fmt.Errorf("build api: %w", err)
@@ -173,6 +183,11 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 	h.ln, err = net.Listen("tcp", ":"+strconv.Itoa(h.cfg.Port))
 	if err != nil {
 		return fmt.Errorf("listen on port %d: %w", h.cfg.Port, err)
+	}
+	if h.pki != nil {
+		// HTTPS with optional client certificates: browsers connect
+		// without one, agents present theirs (spec 5 item 10).
+		h.ln = tls.NewListener(h.ln, h.pki.ServerTLSConfig())
 	}
 	handler := h.api.Handler()
 	if h.wrap != nil {
@@ -202,6 +217,7 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 		"retention_hours", h.cfg.RetentionHours,
 		"prune", h.cfg.Prune,
 		"dev", h.cfg.Dev,
+		"tls", h.pki != nil,
 		"startup_ms", time.Since(begin).Milliseconds())
 	return nil
 }
@@ -235,6 +251,9 @@ func (h *Hub) Stop(ctx context.Context) error {
 		// minute while the store is open), GeoIP, auth.
 		if h.live != nil {
 			_ = h.live.Stop()
+		}
+		if h.fleet != nil {
+			_ = h.fleet.Stop()
 		}
 		errs = append(errs, h.stopCollectors()...)
 		if h.capture != nil {

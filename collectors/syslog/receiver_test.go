@@ -29,7 +29,8 @@ type memSink struct {
 	max    int
 }
 
-func (s *memSink) PutFlows([]record.Flow) bool { return false }
+func (s *memSink) PutFlows([]record.Flow) bool           { return false }
+func (s *memSink) PutTelemetry([]record.Telemetry) bool { return false }
 
 func (s *memSink) PutSyslog(es []record.SyslogEvent) bool {
 	s.mu.Lock()
@@ -253,6 +254,7 @@ type refusingSink struct{}
 
 func (refusingSink) PutFlows([]record.Flow) bool         { return false }
 func (refusingSink) PutSyslog([]record.SyslogEvent) bool { return false }
+func (refusingSink) PutTelemetry([]record.Telemetry) bool { return false }
 
 // TestStopFlushes checks that Stop hands the last partial batch to the
 // sink before returning, whatever the flush interval.

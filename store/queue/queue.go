@@ -24,6 +24,7 @@ import (
 type Writer interface {
 	WriteFlows(ctx context.Context, fs []record.Flow) (int, error)
 	WriteSyslog(ctx context.Context, es []record.SyslogEvent) error
+	WriteTelemetry(ctx context.Context, ts []record.Telemetry) error
 }
 
 // Config configures the channel queue.
@@ -54,8 +55,9 @@ func DefaultConfig() Config {
 }
 
 type item struct {
-	flows  []record.Flow
-	syslog []record.SyslogEvent
+	flows     []record.Flow
+	syslog    []record.SyslogEvent
+	telemetry []record.Telemetry
 }
 
 // Channel is the bounded in-process queue.
@@ -94,7 +96,7 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 	}
 	q := &Channel{log: log, cfg: cfg, w: w, ch: make(chan item, cfg.Capacity)}
 	q.records = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "netmon_ingest_records_total", Help: "Records leaving the ingest queue, by kind (flow, syslog) and result (written, dropped).",
+		Name: "netmon_ingest_records_total", Help: "Records leaving the ingest queue, by kind (flow, syslog, telemetry) and result (written, dropped).",
 	}, []string{"kind", "result"})
 	q.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "netmon_ingest_dropped_total", Help: "Records dropped by the ingest path, by kind and reason (queue_full, store_error, closed).",
@@ -124,6 +126,15 @@ func (q *Channel) PutSyslog(es []record.SyslogEvent) bool {
 		return true
 	}
 	return q.put(item{syslog: append([]record.SyslogEvent(nil), es...)}, "syslog", len(es))
+}
+
+// PutTelemetry queues a copy of ts; false (and counted) when the queue is
+// full, so the agent intake can answer 503 and the agent keeps the batch.
+func (q *Channel) PutTelemetry(ts []record.Telemetry) bool {
+	if len(ts) == 0 {
+		return true
+	}
+	return q.put(item{telemetry: append([]record.Telemetry(nil), ts...)}, "telemetry", len(ts))
 }
 
 func (q *Channel) put(it item, kind string, n int) bool {
@@ -176,6 +187,7 @@ func (q *Channel) worker() {
 	defer q.wg.Done()
 	var flows []record.Flow
 	var syslog []record.SyslogEvent
+	var telemetry []record.Telemetry
 	timer := time.NewTimer(q.cfg.FlushEvery)
 	defer timer.Stop()
 	flush := func() {
@@ -187,6 +199,10 @@ func (q *Channel) worker() {
 			q.write("syslog", len(syslog), func(ctx context.Context) error { return q.w.WriteSyslog(ctx, syslog) })
 			syslog = syslog[:0]
 		}
+		if len(telemetry) > 0 {
+			q.write("telemetry", len(telemetry), func(ctx context.Context) error { return q.w.WriteTelemetry(ctx, telemetry) })
+			telemetry = telemetry[:0]
+		}
 	}
 	for {
 		select {
@@ -197,7 +213,8 @@ func (q *Channel) worker() {
 			}
 			flows = append(flows, it.flows...)
 			syslog = append(syslog, it.syslog...)
-			if len(flows)+len(syslog) >= q.cfg.BatchMax {
+			telemetry = append(telemetry, it.telemetry...)
+			if len(flows)+len(syslog)+len(telemetry) >= q.cfg.BatchMax {
 				flush()
 			}
 		case <-timer.C:

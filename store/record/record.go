@@ -50,4 +50,40 @@ type SyslogEvent struct {
 type Sink interface {
 	PutFlows(fs []Flow) bool
 	PutSyslog(es []SyslogEvent) bool
+	PutTelemetry(ts []Telemetry) bool
+}
+
+// Telemetry is one agent telemetry batch as the hub stores it (spec 2.9),
+// after the fleet intake has checked the agent and turned cumulative
+// interface counters into rates. The JSON fields are pre-encoded by the
+// intake so that the store need not know the wire types.
+type Telemetry struct {
+	AgentID int64
+	// Seq is the batch number; a batch is stored once per (agent, seq).
+	Seq uint64
+	// TS is the batch time, Unix seconds (already clamped by the intake).
+	TS int64
+	// RemoteIP is the address the batch came from.
+	RemoteIP string
+	Version  string
+	// In, Out and Local are bytes/s since the previous batch summed over
+	// the interfaces (Local: loopback interfaces; In/Out: the others);
+	// PPS is packets/s of the non-loopback interfaces. All 0 for the first
+	// batch, after a counter reset, or when the interval is unusable.
+	In, Out, Local, PPS float64
+	// HasRates is false when no rate could be computed (first batch).
+	HasRates bool
+	// Rates is the JSON array of per-interface rates (agent list "rates").
+	Rates []byte
+	// Counters is the JSON of the cumulative counters of this batch, kept
+	// so that rates continue across a hub restart.
+	Counters []byte
+	// Connections is the JSON array of the batch's connections, which
+	// replace the previous inventory; Conns is their number.
+	Connections []byte
+	Conns       int
+	// AttrMethod, AttrIface and AttrNote describe the agent's attribution.
+	AttrMethod, AttrIface, AttrNote string
+	// Dropped is the number of batches the agent reported it discarded.
+	Dropped uint64
 }

@@ -1,0 +1,159 @@
+package api
+
+import (
+	"context"
+	"crypto/tls"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"netmon/agentmode/wire"
+	"netmon/app/auth"
+	"netmon/app/fleet"
+	"netmon/store"
+)
+
+// Fleet is the hub side of the agents (*fleet.Service).
+type Fleet interface {
+	Hello(ctx context.Context, secret string, ip netip.Addr, h wire.Hello) (wire.HelloResponse, error)
+	Authenticate(ctx context.Context, bearer string, certAgent int64) (fleet.AgentRef, error)
+	Telemetry(ctx context.Context, agent fleet.AgentRef, ip netip.Addr, t wire.Telemetry) (wire.TelemetryResponse, error)
+	IssueCert(ctx context.Context, agent fleet.AgentRef, csrPEM string) (wire.CertResponse, error)
+	ListAgents(ctx context.Context, site string) ([]fleet.AgentItem, error)
+	AgentDetail(ctx context.Context, site string, id int64) (fleet.AgentDetail, error)
+	AgentHistory(ctx context.Context, site string, id int64, minutes int) ([]store.AgentSample, error)
+	DeleteAgent(ctx context.Context, actor fleet.Actor, id int64) error
+	RenameAgent(ctx context.Context, actor fleet.Actor, id int64, name string) (fleet.AgentItem, error)
+	CreateEnrollToken(ctx context.Context, actor fleet.Actor, req fleet.EnrollTokenCreate) (fleet.EnrollTokenCreated, error)
+	ListEnrollTokens(ctx context.Context, actor fleet.Actor) ([]fleet.EnrollTokenItem, error)
+	RevokeEnrollToken(ctx context.Context, actor fleet.Actor, id int64) (fleet.EnrollTokenItem, error)
+}
+
+// CertAgentID is the agent id of a client certificate verified by the TLS
+// handshake (pki.AgentID); identity never comes from a header.
+type CertAgentID func(cs *tls.ConnectionState) (int64, bool)
+
+func actorOf(id *auth.Identity) fleet.Actor {
+	return fleet.Actor{Username: id.Username, Role: string(id.Role), ActorType: string(id.Actor), Site: id.SiteFilter()}
+}
+
+// clientAddr is the caller's address as the hub sees it (the direct peer,
+// or X-Forwarded-For from a trusted proxy).
+func clientAddr(c *gin.Context) netip.Addr {
+	a, err := netip.ParseAddr(c.ClientIP())
+	if err != nil {
+		return netip.IPv6Unspecified()
+	}
+	return a.Unmap()
+}
+
+type helloIn struct {
+	Body wire.Hello `body:"json"`
+}
+
+func (s *Server) agentHello(c *gin.Context, in *helloIn) (wire.HelloResponse, error) {
+	return s.deps.Fleet.Hello(c, c.GetHeader(wire.HeaderEnrollToken), clientAddr(c), in.Body)
+}
+
+// agent authenticates an agent route's caller (AG): the bearer agent token
+// or the verified client certificate.
+func (s *Server) agent(c *gin.Context) (fleet.AgentRef, error) {
+	bearer := ""
+	if h := c.GetHeader("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		bearer = strings.TrimSpace(h[7:])
+	}
+	var certAgent int64
+	if s.deps.CertAgentID != nil && c.Request.TLS != nil {
+		if id, ok := s.deps.CertAgentID(c.Request.TLS); ok {
+			certAgent = id
+		} else if len(c.Request.TLS.PeerCertificates) > 0 {
+			return fleet.AgentRef{}, &Error{Status: http.StatusUnauthorized, Message: "client certificate is not a netmon agent certificate"}
+		}
+	}
+	return s.deps.Fleet.Authenticate(c, bearer, certAgent)
+}
+
+type telemetryIn struct {
+	Body wire.Telemetry `body:"json"`
+}
+
+func (s *Server) agentTelemetry(c *gin.Context, in *telemetryIn) (wire.TelemetryResponse, error) {
+	a, err := s.agent(c)
+	if err != nil {
+		return wire.TelemetryResponse{}, err
+	}
+	return s.deps.Fleet.Telemetry(c, a, clientAddr(c), in.Body)
+}
+
+type certIn struct {
+	Body wire.CertRequest `body:"json"`
+}
+
+func (s *Server) agentCert(c *gin.Context, in *certIn) (wire.CertResponse, error) {
+	a, err := s.agent(c)
+	if err != nil {
+		return wire.CertResponse{}, err
+	}
+	return s.deps.Fleet.IssueCert(c, a, in.Body.CSRPEM)
+}
+
+func (s *Server) listAgents(c *gin.Context, _ *NoInput) ([]fleet.AgentItem, error) {
+	return s.deps.Fleet.ListAgents(c, identity(c).SiteFilter())
+}
+
+type agentIDIn struct {
+	ID int64 `path:"id" min:"1" doc:"agent id"`
+}
+
+func (s *Server) agentDetail(c *gin.Context, in *agentIDIn) (fleet.AgentDetail, error) {
+	return s.deps.Fleet.AgentDetail(c, identity(c).SiteFilter(), in.ID)
+}
+
+type agentHistoryIn struct {
+	ID      int64 `path:"id" min:"1" doc:"agent id"`
+	Minutes int   `query:"minutes" min:"1" max:"10080" default:"60" doc:"window ending now, in minutes (at most 7 days)"`
+}
+
+func (s *Server) agentHistory(c *gin.Context, in *agentHistoryIn) ([]store.AgentSample, error) {
+	return s.deps.Fleet.AgentHistory(c, identity(c).SiteFilter(), in.ID, in.Minutes)
+}
+
+func (s *Server) deleteAgent(c *gin.Context, in *agentIDIn) (OKResult, error) {
+	if err := s.deps.Fleet.DeleteAgent(c, actorOf(identity(c)), in.ID); err != nil {
+		return OKResult{}, err
+	}
+	return OKResult{OK: true}, nil
+}
+
+type renameAgentIn struct {
+	ID   int64 `path:"id" min:"1" doc:"agent id"`
+	Body struct {
+		Name string `json:"name" doc:"display name on the hub, 1-128 characters"`
+	} `body:"json"`
+}
+
+func (s *Server) renameAgent(c *gin.Context, in *renameAgentIn) (fleet.AgentItem, error) {
+	return s.deps.Fleet.RenameAgent(c, actorOf(identity(c)), in.ID, in.Body.Name)
+}
+
+func (s *Server) listEnrollTokens(c *gin.Context, _ *NoInput) ([]fleet.EnrollTokenItem, error) {
+	return s.deps.Fleet.ListEnrollTokens(c, actorOf(identity(c)))
+}
+
+type createEnrollTokenIn struct {
+	Body fleet.EnrollTokenCreate `body:"json"`
+}
+
+func (s *Server) createEnrollToken(c *gin.Context, in *createEnrollTokenIn) (fleet.EnrollTokenCreated, error) {
+	return s.deps.Fleet.CreateEnrollToken(c, actorOf(identity(c)), in.Body)
+}
+
+type enrollTokenIDIn struct {
+	ID int64 `path:"id" min:"1" doc:"enroll token id"`
+}
+
+func (s *Server) revokeEnrollToken(c *gin.Context, in *enrollTokenIDIn) (fleet.EnrollTokenItem, error) {
+	return s.deps.Fleet.RevokeEnrollToken(c, actorOf(identity(c)), in.ID)
+}

@@ -1,0 +1,64 @@
+package hub
+
+import (
+	"fmt"
+	"time"
+
+	"netmon/app/auth"
+	"netmon/app/fleet"
+	"netmon/app/fleet/pki"
+)
+
+// startFleet builds the hub's CA (with -tls) and the fleet service. The
+// static enroll token is random when the operator set none, and then
+// logged once so that a first agent can enroll.
+func (h *Hub) startFleet() error {
+	fc := h.cfg.Fleet
+	var ca fleet.CA
+	if fc.TLS {
+		pcfg := pki.DefaultConfig()
+		pcfg.Dir, pcfg.CertFile, pcfg.KeyFile = fc.TLSDir, fc.TLSCert, fc.TLSKey
+		if len(fc.TLSHosts) > 0 {
+			pcfg.Hosts = fc.TLSHosts
+		}
+		a, err := pki.New(h.log.With("component", "pki"), pcfg)
+		if err != nil {
+			return fmt.Errorf("hub TLS: %w", err)
+		}
+		h.pki, ca = a, a
+	}
+	static := fc.EnrollToken
+	if static == "" {
+		static = fleet.NewStaticToken()
+		// Logged once, on purpose: it is how the operator of a fresh hub
+		// learns the bootstrap secret. Set -enroll-token or use ent_ tokens
+		// to keep it out of the log.
+		h.log.Warn("no -enroll-token set: generated a static enroll token for this run", "enroll_token", static)
+	}
+	cfg := fleet.DefaultConfig()
+	cfg.StaticToken, cfg.MultiSite, cfg.PcapEnabled = static, h.cfg.Access.MultiSite, fc.AgentPcap
+	cfg.Interval = time.Duration(fc.AgentInterval) * time.Second
+	cfg.ArchiveDays, cfg.Archive = fc.AgentArchiveDays, h.cfg.Prune
+	// Enrollment has its own throttle with the login policy (spec 5.11),
+	// so failed enrollments and failed logins do not block each other.
+	limiter := throttleLimiter{auth.NewThrottle(auth.DefaultThrottleConfig(), "enroll", h.reg)}
+	h.fleet = fleet.New(h.log.With("component", "fleet"), cfg, h.db, h.queue, limiter, ca, h.reg)
+	return h.fleet.Start()
+}
+
+// throttleLimiter adapts the identity service's throttle to fleet.Limiter.
+type throttleLimiter struct{ t *auth.Throttle }
+
+func (l throttleLimiter) Begin(key string) (func(bool), bool) {
+	a, ok := l.t.Begin(key)
+	if !ok {
+		return nil, false
+	}
+	return func(success bool) {
+		if success {
+			a.Succeed()
+		} else {
+			a.Fail()
+		}
+	}, true
+}
