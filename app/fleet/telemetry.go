@@ -179,10 +179,9 @@ const maxByteRate = 100e9
 
 // rates computes per-interface rates between the previous batch and t,
 // and the summed in/out/local/pps of the history sample. Counters are
-// cumulative: a counter that went down is a wrap of a 32-bit counter when
-// the old value fits 32 bits, and otherwise a reset (reboot, driver
-// reload), which yields no rate for that interval rather than a negative
-// or absurd one.
+// cumulative: a counter that went down from the upper half of the 32-bit
+// range wrapped; any other fall is a reset (reboot, driver reload), which
+// yields no rate for that interval rather than a negative or absurd one.
 func (s *Service) rates(st *agentState, t *wire.Telemetry, rec *record.Telemetry) ([]Rate, map[string]wire.Interface) {
 	counters := make(map[string]wire.Interface, len(t.Interfaces))
 	out := make([]Rate, 0, len(t.Interfaces))
@@ -196,20 +195,32 @@ func (s *Service) rates(st *agentState, t *wire.Telemetry, rec *record.Telemetry
 		r := Rate{Name: cur.Name, RxBytes: cur.RxBytes, TxBytes: cur.TxBytes, RxPackets: cur.RxPackets, TxPackets: cur.TxPackets}
 		prev, seen := st.counters[cur.Name]
 		if usable && seen {
-			rx, ok1 := delta(cur.RxBytes, prev.RxBytes)
-			tx, ok2 := delta(cur.TxBytes, prev.TxBytes)
-			rp, ok3 := delta(cur.RxPackets, prev.RxPackets)
-			tp, ok4 := delta(cur.TxPackets, prev.TxPackets)
-			if ok1 && ok2 && ok3 && ok4 && float64(rx)/dt <= maxByteRate && float64(tx)/dt <= maxByteRate {
-				r.RxBps, r.TxBps, r.PPS = float64(rx)*8/dt, float64(tx)*8/dt, float64(rp+tp)/dt
-				if isLoopback(cur.Name) {
+			// Each counter is judged alone: one that reset gives no rate,
+			// the others still do.
+			loop := isLoopback(cur.Name)
+			if rx, ok := delta(cur.RxBytes, prev.RxBytes); ok && float64(rx)/dt <= maxByteRate {
+				r.RxBps = float64(rx) * 8 / dt
+				if loop {
 					rec.Local += float64(rx) / dt
 				} else {
 					rec.In += float64(rx) / dt
-					rec.Out += float64(tx) / dt
-					rec.PPS += float64(rp+tp) / dt
 				}
 				rec.HasRates = true
+			}
+			if tx, ok := delta(cur.TxBytes, prev.TxBytes); ok && float64(tx)/dt <= maxByteRate {
+				r.TxBps = float64(tx) * 8 / dt
+				if !loop {
+					rec.Out += float64(tx) / dt
+				}
+				rec.HasRates = true
+			}
+			rp, ok1 := delta(cur.RxPackets, prev.RxPackets)
+			tp, ok2 := delta(cur.TxPackets, prev.TxPackets)
+			if ok1 && ok2 && float64(rp+tp)/dt <= maxByteRate/64 {
+				r.PPS = float64(rp+tp) / dt
+				if !loop {
+					rec.PPS += r.PPS
+				}
 			}
 		}
 		out = append(out, r)
@@ -222,8 +233,10 @@ func delta(cur, prev uint64) (uint64, bool) {
 	if cur >= prev {
 		return cur - prev, true
 	}
-	if prev <= 1<<32-1 {
-		return (1<<32 - prev) + cur, true // 32-bit counter wrapped
+	// A 32-bit counter wraps from its upper half; a fall from lower down
+	// (or of a 64-bit value) is a reset.
+	if prev >= 1<<31 && prev < 1<<32 && cur < 1<<32 {
+		return (1<<32 - prev) + cur, true
 	}
 	return 0, false
 }
