@@ -15,6 +15,11 @@ type ThrottleConfig struct {
 	Window time.Duration
 	// Block is how long a key stays blocked.
 	Block time.Duration
+	// FailuresOnly counts only finished failures, not attempts still being
+	// evaluated. Enrollment uses it: its check is cheap (no bcrypt), and a
+	// site rolling out many agents behind one NAT address enrolls them in
+	// parallel; reserving in-flight attempts would refuse all but five.
+	FailuresOnly bool
 	// MaxKeys caps the memory held for distinct keys; when it is full and
 	// no stale entry can be dropped, new keys are refused (counted), which
 	// keeps an attack from many addresses from exhausting memory.
@@ -85,7 +90,11 @@ func (t *Throttle) Begin(keys ...string) (a *Attempt, ok bool) {
 			continue
 		}
 		t.prune(e, now)
-		if now.Before(e.blockedUntil) || len(e.failures)+e.inflight >= t.cfg.MaxFailures {
+		pending := e.inflight
+		if t.cfg.FailuresOnly {
+			pending = 0
+		}
+		if now.Before(e.blockedUntil) || len(e.failures)+pending >= t.cfg.MaxFailures {
 			t.rejected.Inc()
 			return nil, false
 		}

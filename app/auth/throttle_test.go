@@ -157,3 +157,33 @@ func TestThrottleMultipleKeys(t *testing.T) {
 		a.Cancel()
 	}
 }
+
+// TestThrottleFailuresOnly: with FailuresOnly (enrollment) 50 parallel
+// valid attempts from one address all pass, while five finished failures
+// still block the address.
+func TestThrottleFailuresOnly(t *testing.T) {
+	cfg := DefaultThrottleConfig()
+	cfg.FailuresOnly = true
+	th := NewThrottle(cfg, "test", nil)
+	var held []*Attempt
+	for i := range 50 {
+		a, ok := th.Begin("ip:1")
+		if !ok {
+			t.Fatalf("parallel attempt %d refused", i)
+		}
+		held = append(held, a)
+	}
+	for _, a := range held {
+		a.Succeed()
+	}
+	for i := range 5 {
+		a, ok := th.Begin("ip:1")
+		if !ok {
+			t.Fatalf("failure %d refused early", i)
+		}
+		a.Fail()
+	}
+	if _, ok := th.Begin("ip:1"); ok {
+		t.Fatal("sixth attempt after five failures allowed")
+	}
+}

@@ -41,7 +41,9 @@ func (h *Hub) startFleet() error {
 	cfg.ArchiveDays, cfg.Archive = fc.AgentArchiveDays, h.cfg.Prune
 	// Enrollment has its own throttle with the login policy (spec 5.11),
 	// so failed enrollments and failed logins do not block each other.
-	limiter := throttleLimiter{auth.NewThrottle(auth.DefaultThrottleConfig(), "enroll", h.reg)}
+	tcfg := auth.DefaultThrottleConfig()
+	tcfg.FailuresOnly = true
+	limiter := throttleLimiter{auth.NewThrottle(tcfg, "enroll", h.reg)}
 	h.fleet = fleet.New(h.log.With("component", "fleet"), cfg, h.db, h.queue, limiter, ca, h.reg)
 	return h.fleet.Start()
 }

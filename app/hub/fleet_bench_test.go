@@ -1,0 +1,242 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"netmon/agentmode/wire"
+	"netmon/store"
+	"netmon/store/storetest"
+)
+
+var (
+	fleetAgents  = flag.Int("fleet-agents", 2000, "simulated agents of BenchmarkFleet")
+	fleetSeconds = flag.Int("fleet-seconds", 60, "how long BenchmarkFleet sends telemetry")
+	fleetDB      = flag.String("fleet-db", "sqlite", "database of BenchmarkFleet: sqlite or postgres")
+	fleetWorkers = flag.Int("fleet-workers", 256, "concurrent senders (keep-alive connections) of BenchmarkFleet")
+)
+
+// BenchmarkFleet runs the built hub as its own process and simulates
+// -fleet-agents agents over real HTTP: each enrolls with a hello, then
+// sends a batch of 2 interfaces and 50 connections every 30 s, the agents
+// spread evenly over the interval. Latency is measured from when a batch
+// was due (so a hub that falls behind shows it), and after a graceful stop
+// the stored samples are counted against the acknowledged batches.
+//
+//	make bench-fleet FLEET_AGENTS=50000 FLEET_DB=sqlite
+func BenchmarkFleet(b *testing.B) {
+	if *measureBinary == "" {
+		b.Skip("needs -measure-binary (make bench-fleet)")
+	}
+	dir := b.TempDir()
+	dsn := filepath.Join(dir, "netmon.db")
+	if *fleetDB == "postgres" {
+		dsn = storetest.PostgresDSN(b)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for range b.N {
+		cmd := exec.Command(*measureBinary, "hub", "-port", strconv.Itoa(port), "-db", dsn, "-log-level", "warn",
+			"-enroll-token", testStaticToken, "-auth-password", "admin-password-1", "-capture=false", "-geoip-dir", filepath.Join(dir, "geoip"),
+			"-record-dir", filepath.Join(dir, "captures"))
+		cmd.Env = append(os.Environ(), "NETMON_VAULT_KEY_FILE="+filepath.Join(dir, "vault.key"))
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		waitReady(b, base)
+		tr := &http.Transport{MaxIdleConnsPerHost: *fleetWorkers, MaxConnsPerHost: *fleetWorkers, DisableCompression: true}
+		client := &http.Client{Transport: tr, Timeout: 60 * time.Second}
+
+		// Enroll.
+		start := time.Now()
+		tokens := make([]string, *fleetAgents)
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int(next.Add(1)) - 1; i < len(tokens); i = int(next.Add(1)) - 1 {
+					body, _ := json.Marshal(wire.Hello{Name: fmt.Sprintf("sim-%d", i), MachineID: fmt.Sprintf("sim-%d", i), ProtocolVersion: 1, OS: "linux", Arch: "amd64", Version: "bench"})
+					req, _ := http.NewRequest("POST", base+wire.PathHello, bytes.NewReader(body))
+					req.Header.Set(wire.HeaderEnrollToken, testStaticToken)
+					req.Header.Set("Content-Type", "application/json")
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					raw, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					var hr wire.HelloResponse
+					if resp.StatusCode != 200 || json.Unmarshal(raw, &hr) != nil {
+						b.Errorf("hello %d: %d %s", i, resp.StatusCode, raw)
+						return
+					}
+					tokens[i] = hr.AgentToken
+				}
+			}()
+		}
+		wg.Wait()
+		enrollTime := time.Since(start)
+		b.Logf("enrolled %d agents in %v (%.0f hellos/s)", len(tokens), enrollTime.Round(time.Millisecond), float64(len(tokens))/enrollTime.Seconds())
+
+		// Telemetry.
+		conns := make([]wire.Connection, 50)
+		for i := range conns {
+			conns[i] = wire.Connection{Proto: "tcp", LocalAddr: fmt.Sprintf("10.1.2.3:%d", 40000+i), RemoteAddr: fmt.Sprintf("198.51.100.%d:443", i),
+				Status: "ESTABLISHED", PID: int32(1000 + i), Process: "firefox-esr"}
+		}
+		connJSON, _ := json.Marshal(conns)
+		interval := 30 * time.Second
+		total := time.Duration(*fleetSeconds) * time.Second
+		type job struct {
+			agent int
+			seq   uint64
+			due   time.Time
+		}
+		jobs := make(chan job, 1<<16)
+		var sent, acked, failed atomic.Int64
+		lat := make([][]float64, *fleetWorkers)
+		cpu0 := procCPU(b, cmd.Process.Pid)
+		t0 := time.Now()
+		var workers sync.WaitGroup
+		for w := range *fleetWorkers {
+			workers.Add(1)
+			go func() {
+				defer workers.Done()
+				var buf bytes.Buffer
+				for j := range jobs {
+					buf.Reset()
+					n := uint64(j.seq) * 1_000_000
+					fmt.Fprintf(&buf, `{"ts":%d,"seq":%d,"interfaces":[{"name":"eth0","rx_bytes":%d,"tx_bytes":%d,"rx_packets":%d,"tx_packets":%d},{"name":"lo","rx_bytes":%d,"tx_bytes":%d,"rx_packets":%d,"tx_packets":%d}],"connections":%s,"attr_method":"off"}`,
+						j.due.Unix(), j.seq, n, n/2, n/1000, n/2000, n/10, n/10, n/100, n/100, connJSON)
+					req, _ := http.NewRequest("POST", base+wire.PathTelemetry, bytes.NewReader(buf.Bytes()))
+					req.Header.Set("Authorization", "Bearer "+tokens[j.agent])
+					req.Header.Set("Content-Type", "application/json")
+					sent.Add(1)
+					resp, err := client.Do(req)
+					if err != nil {
+						failed.Add(1)
+						continue
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode == 200 {
+						acked.Add(1)
+					} else {
+						failed.Add(1)
+					}
+					lat[w] = append(lat[w], float64(time.Since(j.due).Microseconds())/1000)
+				}
+			}()
+		}
+		// Each agent's batches are due at its phase plus whole intervals.
+		n := len(tokens)
+		for round := uint64(1); ; round++ {
+			roundStart := t0.Add(time.Duration(round-1) * interval)
+			if roundStart.Sub(t0) >= total {
+				break
+			}
+			for i := range n {
+				due := roundStart.Add(time.Duration(int64(interval) * int64(i) / int64(n)))
+				if due.Sub(t0) >= total {
+					break
+				}
+				if d := time.Until(due); d > time.Millisecond {
+					time.Sleep(d)
+				}
+				jobs <- job{agent: i, seq: round, due: due}
+			}
+		}
+		close(jobs)
+		workers.Wait()
+		elapsed := time.Since(t0)
+		cpu := procCPU(b, cmd.Process.Pid) - cpu0
+		rss := rssMB(b, cmd.Process.Pid)
+
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			b.Errorf("hub exit: %v", err)
+		}
+		db, err := store.Open(context.Background(), discardLog(), store.Config{DSN: dsn, MaxConns: 2})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var stored int64
+		if err := db.Reader().QueryRowContext(context.Background(), `SELECT COUNT(*) FROM agent_samples`).Scan(&stored); err != nil {
+			b.Fatal(err)
+		}
+		db.Close()
+
+		all := slices.Concat(lat...)
+		slices.Sort(all)
+		rate := float64(acked.Load()) / elapsed.Seconds()
+		b.ReportMetric(float64(n), "agents")
+		b.ReportMetric(rate, "batches/s")
+		b.ReportMetric(pct(all, 0.5), "p50_ms")
+		b.ReportMetric(pct(all, 0.99), "p99_ms")
+		b.ReportMetric(float64(sent.Load()-stored), "lost")
+		b.ReportMetric(cpu/elapsed.Seconds()*100, "hub_cpu_%")
+		b.ReportMetric(rss, "hub_rss_MB")
+		b.Logf("%s: %d agents, %d batches sent, %d acknowledged, %d refused or failed, %d stored; %.0f batches/s (%.0f connection rows/s); p50 %.1f ms, p99 %.1f ms, max %.1f ms; hub CPU %.0f%% of one core, RSS %.0f MB",
+			*fleetDB, n, sent.Load(), acked.Load(), failed.Load(), stored, rate, rate*50, pct(all, 0.5), pct(all, 0.99), pct(all, 1), cpu/elapsed.Seconds()*100, rss)
+		if stored != acked.Load() {
+			b.Errorf("%d batches acknowledged but %d stored", acked.Load(), stored)
+		}
+	}
+}
+
+func waitReady(b *testing.B, base string) {
+	c := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := c.Get(base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("hub not ready after 60 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// procCPU is the process's user+system CPU time in seconds.
+func procCPU(b *testing.B, pid int) float64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := string(raw)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.ParseFloat(fields[11], 64)
+	st, _ := strconv.ParseFloat(fields[12], 64)
+	return (ut + st) / 100 // USER_HZ
+}
