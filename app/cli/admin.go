@@ -29,7 +29,7 @@ import (
 func newAdminCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "admin",
-		Short: "Administer users and API tokens directly in the hub's database",
+		Short: "Administer users, API tokens and enroll tokens directly in the hub's database",
 		Long: `Administer users and API tokens directly in the hub's database, for
 bootstrapping the first admin of a new install or for recovery. The rules
 are the API's (password at least 8 characters, valid roles, the last
@@ -44,7 +44,7 @@ is not a terminal, from its first line — never from a flag.`,
 	users.AddCommand(newUserCreateCmd(), newUserListCmd(), newUserPasswdCmd())
 	tokens := &cobra.Command{Use: "token", Short: "Create API tokens"}
 	tokens.AddCommand(newTokenCreateCmd())
-	cmd.AddCommand(users, tokens)
+	cmd.AddCommand(users, tokens, newEnrollTokenCmd())
 	return cmd
 }
 

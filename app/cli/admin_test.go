@@ -63,3 +63,19 @@ func TestAdminRefusesMissingDirectory(t *testing.T) {
 		t.Fatalf("%d %s", code, errOut)
 	}
 }
+
+func TestAdminEnrollTokens(t *testing.T) {
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		code, out, errOut := runIn("", "admin", "enroll-token", "create", "-db", dsn, "-name", "rollout", "-max-uses", "0", "-expires-in-days", "-1", "-allowed-cidrs", "10.0.0.0/8,192.0.2.9")
+		if code != 0 || !strings.HasPrefix(out, "ent_") || len(strings.TrimSpace(out)) != 68 || !strings.Contains(errOut, "expires never, max uses 0") {
+			t.Fatalf("create: %d %q %s", code, out, errOut)
+		}
+		if code, _, errOut := runIn("", "admin", "enroll-token", "create", "-db", dsn, "-name", "bad", "-allowed-cidrs", "not-a-net"); code == 0 || !strings.Contains(errOut, `"not-a-net" is not a prefix`) {
+			t.Fatalf("bad cidr: %d %s", code, errOut)
+		}
+		code, out, _ = runIn("", "admin", "enroll-token", "list", "-db", dsn)
+		if code != 0 || !strings.Contains(out, "rollout") || !strings.Contains(out, "active") || !strings.Contains(out, "0/∞") || !strings.Contains(out, "10.0.0.0/8,192.0.2.9/32") || strings.Contains(out, "ent_") {
+			t.Fatalf("list: %d %q", code, out)
+		}
+	})
+}

@@ -19,7 +19,7 @@ var importRules = []struct {
 	allow []string
 }{
 	{"", []string{"app/cli"}}, // main.go
-	{"app/cli", []string{"agentmode", "app/audit", "app/auth", "app/config", "app/hub", "app/logging", "app/version", "store"}},
+	{"app/cli", []string{"agentmode", "app/audit", "app/auth", "app/config", "app/fleet", "app/hub", "app/logging", "app/version", "store"}},
 	{"agentmode/wire", nil},
 	// The agent: its own subpackages, the protocol, the host's sockets, and
 	// the build version; nothing of the hub.

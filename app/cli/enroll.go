@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"netmon/app/fleet"
+)
+
+// newEnrollTokenCmd is `netmon admin enroll-token`: agent enroll tokens
+// made directly in the database, e.g. by provisioning scripts.
+func newEnrollTokenCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "enroll-token", Short: "Create and list agent enroll tokens"}
+	cmd.AddCommand(newEnrollTokenCreateCmd(), newEnrollTokenListCmd())
+	return cmd
+}
+
+func fleetOf(env *adminEnv) (*fleet.Service, fleet.Actor) {
+	cfg := fleet.DefaultConfig()
+	cfg.MultiSite, cfg.Archive = env.auth.MultiSite(), false
+	// Only the token methods are used: no sink, throttle or CA needed.
+	svc := fleet.New(slog.New(slog.DiscardHandler), cfg, env.db, nil, nil, nil, nil)
+	return svc, fleet.Actor{Username: env.actor.Username, Role: string(env.actor.Role), ActorType: string(env.actor.Actor)}
+}
+
+func newEnrollTokenCreateCmd() *cobra.Command {
+	var name, site, output string
+	var days, uses int
+	var cidrs []string
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Create an enroll token (ent_…); it is printed once, only its hash is stored",
+		Args:  cobra.NoArgs,
+		RunE: withAdmin(&output, func(cmd *cobra.Command, _ []string, env *adminEnv) error {
+			svc, actor := fleetOf(env)
+			tok, err := svc.CreateEnrollToken(env.ctx, actor, fleet.EnrollTokenCreate{Name: name, Site: site, ExpiresInDays: &days, MaxUses: &uses, AllowedCIDRs: cidrs})
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return printJSON(cmd.OutOrStdout(), tok)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), tok.Token)
+			exp := "never"
+			if tok.Item.ExpiresAt != 0 {
+				exp = time.Unix(tok.Item.ExpiresAt, 0).Format(time.RFC3339)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "enroll token %q (id %d%s, expires %s, max uses %d): shown once, store it now\n", tok.Item.Name, tok.ID, siteSuffix(tok.Item.Site), exp, tok.Item.MaxUses)
+			return nil
+		}),
+	}
+	cmd.Flags().StringVar(&name, "name", "", "token name (required)")
+	cmd.Flags().StringVar(&site, "site", "", "site of the agents it enrolls (required with -multi-site)")
+	cmd.Flags().IntVar(&days, "expires-in-days", 0, "days until it expires: 0 = 1 day, -1 = never")
+	cmd.Flags().IntVar(&uses, "max-uses", 1, "enrollments it allows; 0 = unlimited")
+	cmd.Flags().StringSliceVar(&cidrs, "allowed-cidrs", nil, "source prefixes allowed to enroll with it, comma-separated (default any)")
+	addOutputFlag(cmd, &output)
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+func newEnrollTokenListCmd() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List enroll tokens (never the secret)",
+		Args:  cobra.NoArgs,
+		RunE: withAdmin(&output, func(cmd *cobra.Command, _ []string, env *adminEnv) error {
+			svc, actor := fleetOf(env)
+			items, err := svc.ListEnrollTokens(env.ctx, actor)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return printJSON(cmd.OutOrStdout(), items)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%-5s %-24s %-12s %-10s %-9s %s\n", "ID", "NAME", "SITE", "STATE", "USES", "ALLOWED")
+			for _, it := range items {
+				uses := fmt.Sprintf("%d/%d", it.Uses, it.MaxUses)
+				if it.MaxUses == 0 {
+					uses = fmt.Sprintf("%d/∞", it.Uses)
+				}
+				fmt.Fprintf(w, "%-5d %-24s %-12s %-10s %-9s %s\n", it.ID, it.Name, it.Site, it.State, uses, strings.Join(it.AllowedCIDRs, ","))
+			}
+			return nil
+		}),
+	}
+	addOutputFlag(cmd, &output)
+	return cmd
+}
