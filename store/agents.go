@@ -64,7 +64,9 @@ func scanAgent(r rowScanner, withConns bool) (Agent, error) {
 // and certificate stop resolving. replaced is that agent's id, 0 if none.
 func (t *Tx) CreateAgent(ctx context.Context, a Agent) (id, replaced int64, err error) {
 	if a.MachineID != "" {
-		err := t.tx.QueryRowContext(ctx, `SELECT id FROM agents WHERE machine_id = $1`, a.MachineID).Scan(&replaced)
+		// The "<> ''" repeats the partial index's condition: with only a
+		// bound parameter the planners cannot prove it and scan the table.
+		err := t.tx.QueryRowContext(ctx, `SELECT id FROM agents WHERE machine_id = $1 AND machine_id <> ''`, a.MachineID).Scan(&replaced)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return 0, 0, fmt.Errorf("create agent: %w", err)
 		}
