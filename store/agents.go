@@ -248,8 +248,7 @@ func (db *DB) WriteTelemetry(ctx context.Context, ts []record.Telemetry) error {
 		}
 		upd, err := tx.PrepareContext(ctx, `UPDATE agents SET last_seen = $2, last_seq = $3, remote_ip = $4,
 			version = CASE WHEN $5 <> '' THEN $5 ELSE version END,
-			attr_method = $6, attr_iface = $7, attr_note = $8, rates = $9, counters = $10, conns = $11, connections = $12,
-			dropped = dropped + $13
+			attr_method = $6, attr_iface = $7, attr_note = $8, rates = $9, counters = $10, conns = $11, connections = $12
 			WHERE id = $1 AND last_seq < $3`)
 		if err != nil {
 			return err
@@ -262,8 +261,13 @@ func (db *DB) WriteTelemetry(ctx context.Context, ts []record.Telemetry) error {
 				method = "off"
 			}
 			if _, err := upd.ExecContext(ctx, t.AgentID, t.TS, int64(t.Seq), t.RemoteIP, cleanText(t.Version), method,
-				cleanText(t.AttrIface), cleanText(t.AttrNote), string(t.Rates), string(t.Counters), t.Conns, cleanText(string(t.Connections)),
-				int64(dropped[t.AgentID])); err != nil {
+				cleanText(t.AttrIface), cleanText(t.AttrNote), string(t.Rates), string(t.Counters), t.Conns, cleanText(string(t.Connections))); err != nil {
+				return err
+			}
+		}
+		// Dropped counts add up whatever order the batches arrive in.
+		for id, n := range dropped {
+			if _, err := tx.ExecContext(ctx, `UPDATE agents SET dropped = dropped + $1 WHERE id = $2`, int64(n), id); err != nil {
 				return err
 			}
 		}

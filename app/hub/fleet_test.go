@@ -375,6 +375,22 @@ func TestAgentLifecycle(t *testing.T) {
 		telemetry(t, h, first.AgentToken, wire.Telemetry{Seq: 2}).must(t, 401)
 		admin.call("GET", path, nil).must(t, 404)
 		telemetry(t, h, second.AgentToken, wire.Telemetry{Seq: 1}).must(t, 200)
+		// An agent whose offline queue overflowed reports how many batches
+		// it dropped (RELIABILITY case 13); the hub adds them up.
+		telemetry(t, h, second.AgentToken, wire.Telemetry{Seq: 2, Dropped: 5}).must(t, 200)
+		telemetry(t, h, second.AgentToken, wire.Telemetry{Seq: 3, Dropped: 2}).must(t, 200)
+		var dropped struct {
+			Agent struct {
+				Dropped uint64 `json:"dropped"`
+			} `json:"agent"`
+		}
+		eventually(t, "dropped counts", func() bool {
+			admin.call("GET", fmt.Sprintf("/api/v1/agents/%d", second.AgentID), nil).must(t, 200).decode(t, &dropped)
+			return dropped.Agent.Dropped == 7
+		})
+		if m := admin.call("GET", "/metrics", nil).must(t, 200).body; !strings.Contains(m, "netmon_agent_spool_dropped_total 7") {
+			t.Error("metrics do not count the 7 dropped batches")
+		}
 
 		// Delete: the token stops at once.
 		path = fmt.Sprintf("/api/v1/agents/%d", second.AgentID)
