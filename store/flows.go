@@ -39,10 +39,21 @@ type flowSums struct {
 // summed in memory first, then added to the stored rows (or create them).
 // It returns the number of minute rows touched.
 func (db *DB) WriteFlows(ctx context.Context, fs []record.Flow) (int, error) {
-	if len(fs) == 0 {
+	return db.WriteFlowBatches(ctx, [][]record.Flow{fs})
+}
+
+// WriteFlowBatches is WriteFlows for several batches at once, as the
+// ingest queue gathers them: summing them where they lie saves copying
+// every record into one slice first.
+func (db *DB) WriteFlowBatches(ctx context.Context, batches [][]record.Flow) (int, error) {
+	n := 0
+	for _, fs := range batches {
+		n += len(fs)
+	}
+	if n == 0 {
 		return 0, nil
 	}
-	minutes, hours := aggregateFlows(fs)
+	minutes, hours := aggregateFlows(batches, n)
 	err := db.WithTx(ctx, func(tx *sql.Tx) error {
 		if err := upsertFlows(ctx, tx, "flow_minutes", minutes); err != nil {
 			return err
@@ -55,27 +66,38 @@ func (db *DB) WriteFlows(ctx context.Context, fs []record.Flow) (int, error) {
 	return len(minutes), nil
 }
 
-// aggregateFlows sums records per minute and per hour.
-func aggregateFlows(fs []record.Flow) (minutes, hours map[flowKey]*flowSums) {
-	minutes = make(map[flowKey]*flowSums, len(fs)/4+1)
-	hours = make(map[flowKey]*flowSums, len(fs)/4+1)
-	add := func(agg map[flowKey]*flowSums, k flowKey, f *record.Flow) {
-		s := agg[k]
+// aggregateFlows sums records per minute, then the minutes per hour: the
+// hour map is built from the (far fewer) minute rows, so each record is
+// hashed once.
+func aggregateFlows(batches [][]record.Flow, n int) (minutes, hours map[flowKey]*flowSums) {
+	minutes = make(map[flowKey]*flowSums, n/4+1)
+	for _, fs := range batches {
+		for i := range fs {
+			f := &fs[i]
+			k := flowKey{ts: f.TS - f.TS%60, exporter: f.Exporter, src: f.Src, dst: f.Dst, srcPort: f.SrcPort, dstPort: f.DstPort, proto: f.Proto}
+			s := minutes[k]
+			if s == nil {
+				s = &flowSums{}
+				minutes[k] = s
+			}
+			s.packets += f.Packets
+			s.octets += f.Octets
+			s.flows++
+			s.last = max(s.last, f.TS)
+		}
+	}
+	hours = make(map[flowKey]*flowSums, len(minutes))
+	for k, m := range minutes {
+		k.ts -= k.ts % 3600
+		s := hours[k]
 		if s == nil {
 			s = &flowSums{}
-			agg[k] = s
+			hours[k] = s
 		}
-		s.packets += f.Packets
-		s.octets += f.Octets
-		s.flows++
-		s.last = max(s.last, f.TS)
-	}
-	for i := range fs {
-		f := &fs[i]
-		k := flowKey{ts: f.TS - f.TS%60, exporter: f.Exporter, src: f.Src, dst: f.Dst, srcPort: f.SrcPort, dstPort: f.DstPort, proto: f.Proto}
-		add(minutes, k, f)
-		k.ts = f.TS - f.TS%3600
-		add(hours, k, f)
+		s.packets += m.packets
+		s.octets += m.octets
+		s.flows += m.flows
+		s.last = max(s.last, m.last)
 	}
 	return minutes, hours
 }

@@ -22,7 +22,7 @@ import (
 
 // Writer is where batches go; *store.DB implements it.
 type Writer interface {
-	WriteFlows(ctx context.Context, fs []record.Flow) (int, error)
+	WriteFlowBatches(ctx context.Context, batches [][]record.Flow) (int, error)
 	WriteSyslog(ctx context.Context, es []record.SyslogEvent) error
 	WriteTelemetry(ctx context.Context, ts []record.Telemetry) error
 }
@@ -185,15 +185,19 @@ func (q *Channel) Stop() error {
 // then writes it.
 func (q *Channel) worker() {
 	defer q.wg.Done()
-	var flows []record.Flow
+	// Flow batches are kept as queued (each already a copy) and summed by
+	// the store where they lie: no second copy of every record.
+	var flows [][]record.Flow
+	nflows := 0
 	var syslog []record.SyslogEvent
 	var telemetry []record.Telemetry
 	timer := time.NewTimer(q.cfg.FlushEvery)
 	defer timer.Stop()
 	flush := func() {
-		if len(flows) > 0 {
-			q.write("flow", len(flows), func(ctx context.Context) error { _, err := q.w.WriteFlows(ctx, flows); return err })
-			flows = flows[:0]
+		if nflows > 0 {
+			q.write("flow", nflows, func(ctx context.Context) error { _, err := q.w.WriteFlowBatches(ctx, flows); return err })
+			clear(flows)
+			flows, nflows = flows[:0], 0
 		}
 		if len(syslog) > 0 {
 			q.write("syslog", len(syslog), func(ctx context.Context) error { return q.w.WriteSyslog(ctx, syslog) })
@@ -211,10 +215,13 @@ func (q *Channel) worker() {
 				flush()
 				return
 			}
-			flows = append(flows, it.flows...)
+			if len(it.flows) > 0 {
+				flows = append(flows, it.flows)
+				nflows += len(it.flows)
+			}
 			syslog = append(syslog, it.syslog...)
 			telemetry = append(telemetry, it.telemetry...)
-			if len(flows)+len(syslog)+len(telemetry) >= q.cfg.BatchMax {
+			if nflows+len(syslog)+len(telemetry) >= q.cfg.BatchMax {
 				flush()
 			}
 		case <-timer.C:

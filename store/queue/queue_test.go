@@ -21,9 +21,9 @@ type slowWriter struct {
 	delay time.Duration
 }
 
-func (w slowWriter) WriteFlows(ctx context.Context, fs []record.Flow) (int, error) {
+func (w slowWriter) WriteFlowBatches(ctx context.Context, fs [][]record.Flow) (int, error) {
 	time.Sleep(w.delay)
-	return w.DB.WriteFlows(ctx, fs)
+	return w.DB.WriteFlowBatches(ctx, fs)
 }
 
 func flows(n int, ts int64) []record.Flow {
