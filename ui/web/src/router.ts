@@ -1,0 +1,66 @@
+// Console routes. Each route names the permission it needs; the guard
+// sends signed-out people to /login and others away from what their role
+// may not use (the navigation never shows those links either).
+import { createRouter, createWebHistory, type RouteRecordRaw, type Router } from 'vue-router'
+import type { Permission } from './lib/perms'
+import { useSession } from './stores/session'
+
+declare module 'vue-router' {
+  interface RouteMeta {
+    title?: string
+    perm?: Permission
+    public?: boolean
+    /** covers every site: refused to site-bound identities */
+    global?: boolean
+  }
+}
+
+export const routes: RouteRecordRaw[] = [
+  { path: '/', redirect: '/live' },
+  { path: '/login', name: 'login', component: () => import('./views/LoginView.vue'), meta: { title: 'Sign in', public: true } },
+  { path: '/live', name: 'live', component: () => import('./views/LiveView.vue'), meta: { title: 'Live', perm: 'view' } },
+  { path: '/history', name: 'history', component: () => import('./views/HistoryView.vue'), meta: { title: 'History', perm: 'view' } },
+  { path: '/compare', name: 'compare', component: () => import('./views/CompareView.vue'), meta: { title: 'Compare', perm: 'view' } },
+  { path: '/agents', name: 'agents', component: () => import('./views/AgentsView.vue'), meta: { title: 'Agents', perm: 'view' } },
+  { path: '/agents/:id(\\d+)', name: 'agent', component: () => import('./views/AgentDetailView.vue'), meta: { title: 'Agent', perm: 'view' } },
+  { path: '/flows', name: 'flows', component: () => import('./views/FlowsView.vue'), meta: { title: 'Flows', perm: 'view' } },
+  { path: '/syslog', name: 'syslog', component: () => import('./views/SyslogView.vue'), meta: { title: 'Syslog', perm: 'view' } },
+  { path: '/admin', redirect: '/admin/users' },
+  { path: '/admin/users', name: 'users', component: () => import('./views/admin/UsersView.vue'), meta: { title: 'Users', perm: 'admin' } },
+  { path: '/admin/tokens', name: 'tokens', component: () => import('./views/admin/TokensView.vue'), meta: { title: 'API tokens', perm: 'admin' } },
+  { path: '/admin/enroll-tokens', name: 'enroll-tokens', component: () => import('./views/admin/EnrollTokensView.vue'), meta: { title: 'Enroll tokens', perm: 'admin' } },
+  { path: '/admin/audit', name: 'audit', component: () => import('./views/admin/AuditView.vue'), meta: { title: 'Audit log', perm: 'admin', global: true } },
+  { path: '/about', name: 'about', component: () => import('./views/AboutView.vue'), meta: { title: 'About', public: true } },
+  { path: '/:rest(.*)*', name: 'notfound', component: () => import('./views/NotFoundView.vue'), meta: { title: 'Not found', public: true } },
+]
+
+export function installGuards(router: Router): void {
+  router.beforeEach(async (to) => {
+    const session = useSession()
+    if (!session.loaded) {
+      try {
+        await session.refresh()
+      } catch {
+        // The hub is unreachable: show the page; its calls will say so.
+        return true
+      }
+    }
+    if (to.name === 'login') {
+      if (session.signedIn) return typeof to.query.next === 'string' && to.query.next.startsWith('/') ? to.query.next : '/live'
+      return true
+    }
+    if (to.meta.public) return true
+    if (!session.signedIn) return { name: 'login', query: to.fullPath !== '/live' ? { next: to.fullPath } : {} }
+    if ((to.meta.perm && !session.can(to.meta.perm)) || (to.meta.global && session.siteBound)) return { name: 'live', query: { denied: String(to.meta.title ?? to.path) } }
+    return true
+  })
+  router.afterEach((to) => {
+    document.title = to.meta.title ? `${to.meta.title} · netmon` : 'netmon'
+  })
+}
+
+export function makeRouter(): Router {
+  const router = createRouter({ history: createWebHistory(), routes })
+  installGuards(router)
+  return router
+}

@@ -1,0 +1,87 @@
+// Who is signed in, and what the role may do. The hub's /api/auth/status
+// gives the identity and role; permissions are derived with the spec's
+// table (lib/perms). With authentication off every request is the admin.
+import { defineStore } from 'pinia'
+import { ApiError, get, post } from '../api/client'
+import type { AuthStatus, StatusUser } from '../api/types'
+import { allows, type Permission } from '../lib/perms'
+
+export interface LoginResult {
+  ok: boolean
+  /** what to tell the person when ok is false */
+  message?: string
+  /** seconds to wait (429) */
+  retryAfter?: number
+}
+
+export const useSession = defineStore('session', {
+  state: () => ({
+    loaded: false,
+    required: true,
+    authenticated: false,
+    user: null as StatusUser | null,
+    sso: false,
+    multiSite: false,
+  }),
+  getters: {
+    /** Signed in, or authentication is off. */
+    signedIn: (s): boolean => s.loaded && (!s.required || s.authenticated),
+    /** The effective role: the user's, or admin while authentication is off. */
+    role: (s): string | null => (!s.required ? 'admin' : (s.user?.role ?? null)),
+    /** Limited to one site: the audit log (which covers every site) is refused. */
+    siteBound: (s): boolean => s.required && !!s.user?.site,
+    displayName: (s): string => (!s.required ? 'admin (authentication off)' : (s.user?.username ?? '')),
+  },
+  actions: {
+    can(p: Permission): boolean {
+      return this.signedIn && allows(this.role, p, this.multiSite)
+    },
+    apply(st: AuthStatus): void {
+      this.loaded = true
+      this.required = st.required
+      this.authenticated = st.authenticated
+      this.user = st.user ?? null
+      this.sso = !!st.sso
+      this.multiSite = !!st.multi_site
+    },
+    async refresh(): Promise<void> {
+      this.apply(await get<AuthStatus>('/api/auth/status'))
+    },
+    /** Marks the session gone (a 401 from a protected route). */
+    expire(): void {
+      this.authenticated = false
+      this.user = null
+    },
+    async login(username: string, password: string): Promise<LoginResult> {
+      const body = username.trim() ? { username: username.trim(), password } : { password }
+      try {
+        await post('/api/login', body)
+      } catch (e) {
+        if (e instanceof ApiError) {
+          if (e.status === 429) {
+            const wait = e.retryAfter ?? 60
+            return { ok: false, retryAfter: wait, message: `Too many failed sign-ins from this address. Try again in ${wait} s.` }
+          }
+          if (e.status === 401) {
+            const hint = /rbac/i.test(e.message) ? ` ${e.message}` : ''
+            return { ok: false, message: `Wrong ${username.trim() ? 'username or password' : 'password'}.${hint}` }
+          }
+          if (e.status === 403) return { ok: false, message: `Refused by the hub: ${e.message}` }
+          return { ok: false, message: e.message }
+        }
+        return { ok: false, message: `The hub did not answer: ${(e as Error).message}` }
+      }
+      await this.refresh()
+      return { ok: true }
+    },
+    async logout(): Promise<void> {
+      try {
+        await post('/api/logout')
+      } catch {
+        /* the session may already be gone */
+      }
+      this.expire()
+      await this.refresh().catch(() => undefined)
+    },
+  },
+})
