@@ -102,24 +102,60 @@ func aggregateFlows(batches [][]record.Flow, n int) (minutes, hours map[flowKey]
 	return minutes, hours
 }
 
-// upsertFlows adds aggregates to table (flow_minutes or flow_hours, a
-// constant of this file: never user input).
-func upsertFlows(ctx context.Context, tx *sql.Tx, table string, agg map[flowKey]*flowSums) error {
-	q := `INSERT INTO ` + table + ` (ts, exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, last_seen)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-		ON CONFLICT (ts, exporter, src, dst, src_port, dst_port, proto) DO UPDATE SET
+// upsertChunk is how many rows one upsert statement carries: one
+// statement per row spent more in database/sql and the driver (a context
+// watcher goroutine per call on SQLite) than in the database.
+const upsertChunk = 64
+
+// upsertSQL is the upsert of rows aggregates into table (flow_minutes or
+// flow_hours, a constant of this file: never user input).
+func upsertSQL(table string, rows int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO ` + table + ` (ts, exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, last_seen) VALUES `)
+	for r := range rows {
+		if r > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('(')
+		for c := range 11 {
+			if c > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "$%d", r*11+c+1)
+		}
+		b.WriteByte(')')
+	}
+	b.WriteString(` ON CONFLICT (ts, exporter, src, dst, src_port, dst_port, proto) DO UPDATE SET
 			packets = ` + table + `.packets + excluded.packets,
 			octets = ` + table + `.octets + excluded.octets,
 			flows = ` + table + `.flows + excluded.flows,
-			last_seen = CASE WHEN excluded.last_seen > ` + table + `.last_seen THEN excluded.last_seen ELSE ` + table + `.last_seen END`
-	stmt, err := tx.PrepareContext(ctx, q)
-	if err != nil {
-		return err
+			last_seen = CASE WHEN excluded.last_seen > ` + table + `.last_seen THEN excluded.last_seen ELSE ` + table + `.last_seen END`)
+	return b.String()
+}
+
+// upsertFlows adds aggregates to table, upsertChunk rows a statement.
+func upsertFlows(ctx context.Context, tx *sql.Tx, table string, agg map[flowKey]*flowSums) error {
+	var full *sql.Stmt
+	if len(agg) >= upsertChunk {
+		var err error
+		if full, err = tx.PrepareContext(ctx, upsertSQL(table, upsertChunk)); err != nil {
+			return err
+		}
+		defer full.Close()
 	}
-	defer stmt.Close()
+	args := make([]any, 0, upsertChunk*11)
 	for k, s := range agg {
-		if _, err := stmt.ExecContext(ctx, k.ts, k.exporter.String(), k.src.String(), k.dst.String(), int(k.srcPort), int(k.dstPort), int(k.proto),
-			int64(s.packets), int64(s.octets), int64(s.flows), s.last); err != nil {
+		args = append(args, k.ts, k.exporter.String(), k.src.String(), k.dst.String(), int(k.srcPort), int(k.dstPort), int(k.proto),
+			int64(s.packets), int64(s.octets), int64(s.flows), s.last)
+		if len(args) == cap(args) {
+			if _, err := full.ExecContext(ctx, args...); err != nil {
+				return err
+			}
+			args = args[:0]
+		}
+	}
+	if len(args) > 0 {
+		if _, err := tx.ExecContext(ctx, upsertSQL(table, len(args)/11), args...); err != nil {
 			return err
 		}
 	}
