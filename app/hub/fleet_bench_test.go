@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"netmon/agentmode/wire"
+	"netmon/app/config"
 	"netmon/store"
 	"netmon/store/storetest"
 )
@@ -239,4 +240,72 @@ func procCPU(b *testing.B, pid int) float64 {
 	ut, _ := strconv.ParseFloat(fields[11], 64)
 	st, _ := strconv.ParseFloat(fields[12], 64)
 	return (ut + st) / 100 // USER_HZ
+}
+
+// BenchmarkTelemetryInProcess posts 50-connection batches from 32 agents
+// to an in-process hub on SQLite: the per-batch cost of the intake (HTTP,
+// JSON, identity, rates, queue and store), for profiling.
+func BenchmarkTelemetryInProcess(b *testing.B) {
+	dir := b.TempDir()
+	h := New(discardLog(), func() config.Hub {
+		c := config.DefaultHub()
+		c.DB, c.Port = filepath.Join(dir, "netmon.db"), 0
+		c.Access.VaultKeyFile = filepath.Join(dir, "vault.key")
+		c.Capture.Enabled, c.Capture.IPOnlineLookup = false, false
+		c.Capture.GeoIPDir, c.Capture.RecordDir = filepath.Join(dir, "geoip"), filepath.Join(dir, "captures")
+		c.Fleet.EnrollToken = testStaticToken
+		return c
+	}())
+	if err := h.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	defer h.Stop(context.Background())
+	base := fmt.Sprintf("http://%s", h.Addr().String())
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	const agents = 32
+	tokens := make([]string, agents)
+	for i := range tokens {
+		body, _ := json.Marshal(wire.Hello{Name: fmt.Sprintf("b-%d", i), MachineID: fmt.Sprintf("b-%d", i)})
+		req, _ := http.NewRequest("POST", base+wire.PathHello, bytes.NewReader(body))
+		req.Header.Set(wire.HeaderEnrollToken, testStaticToken)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var hr wire.HelloResponse
+		_ = json.NewDecoder(resp.Body).Decode(&hr)
+		resp.Body.Close()
+		tokens[i] = hr.AgentToken
+	}
+	conns := make([]wire.Connection, 50)
+	for i := range conns {
+		conns[i] = wire.Connection{Proto: "tcp", LocalAddr: fmt.Sprintf("10.1.2.3:%d", 40000+i), RemoteAddr: fmt.Sprintf("198.51.100.%d:443", i), Status: "ESTABLISHED", PID: int32(i), Process: "firefox-esr"}
+	}
+	var seq atomic.Uint64
+	b.SetParallelism(8)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			n := seq.Add(1)
+			agent := int(n % agents)
+			s := n/agents + 1
+			body, _ := json.Marshal(wire.Telemetry{TS: time.Now().Unix(), Seq: s, Connections: conns,
+				Interfaces: []wire.Interface{{Name: "eth0", RxBytes: s * 1000, TxBytes: s * 500}}})
+			req, _ := http.NewRequest("POST", base+wire.PathTelemetry, bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+tokens[agent])
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if resp.StatusCode != 200 {
+				raw, _ := io.ReadAll(resp.Body)
+				b.Errorf("telemetry: %d %s", resp.StatusCode, raw)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	})
 }
