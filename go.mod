@@ -11,6 +11,7 @@ require (
 	github.com/gopacket/gopacket v1.7.7
 	github.com/invopop/jsonschema v0.14.0
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/kardianos/service v1.3.0
 	github.com/leodido/go-syslog/v4 v4.5.0
 	github.com/maxmind/mmdbwriter v1.2.0
 	github.com/netsampler/goflow2/v2 v2.2.6

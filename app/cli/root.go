@@ -66,5 +66,6 @@ Long flags take one dash or two: -port 8080 and --port 8080 are the same.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(newHubCmd(), newAdminCmd(), newVersionCmd())
+	root.AddCommand(newAgentCmd())
 	return root
 }

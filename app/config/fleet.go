@@ -91,6 +91,8 @@ func (f Fleet) validate() error {
 		return fmt.Errorf("enroll-token: must not be only whitespace (leave it unset for a random token)")
 	case f.EnrollToken != "" && len(strings.TrimSpace(f.EnrollToken)) < 16:
 		return fmt.Errorf("enroll-token: must be at least 16 characters (leave it unset for a random token)")
+	case strings.HasPrefix(strings.TrimSpace(f.EnrollToken), "ent_"):
+		return fmt.Errorf("enroll-token: must not start with ent_ (that prefix marks database enroll tokens)")
 	case f.AgentArchiveDays < 0:
 		return fmt.Errorf("agent-archive-days %d: must be 0 (never) or more", f.AgentArchiveDays)
 	case f.AgentInterval < 1 || f.AgentInterval > 3600:

@@ -115,6 +115,9 @@ func (a *Authority) loadOrIssueServer() error {
 		return fmt.Errorf("load server certificate: %s was not issued by %s; remove %s and %s to have a new pair issued", certPath, caCertFile, certPath, keyPath)
 	}
 	warnIfOpen(a.log, keyPath)
+	// The chain carries the CA too, so that an agent refusing a swapped
+	// hub can name the CA it was shown (TOFU pinning compares CAs).
+	cert.Certificate = append(cert.Certificate[:1:1], a.ca.Raw)
 	a.server = cert
 	switch {
 	case a.renewDue(cert.Leaf, a.cfg.Now()):
@@ -202,7 +205,7 @@ func (a *Authority) issueServer(reason string) error {
 	); err != nil {
 		return fmt.Errorf("save server certificate: %w", err)
 	}
-	a.server = &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+	a.server = &tls.Certificate{Certificate: [][]byte{der, a.ca.Raw}, PrivateKey: key, Leaf: leaf}
 	a.log.Info("server certificate issued", "reason", reason, "not_after", leaf.NotAfter, "hosts", a.cfg.Hosts, "serial", leaf.SerialNumber.Text(16))
 	return nil
 }

@@ -1,0 +1,91 @@
+package agentmode
+
+import (
+	"context"
+	"encoding/json"
+
+	"netmon/agentmode/spool"
+	"netmon/agentmode/state"
+	"netmon/agentmode/wire"
+)
+
+// produceLoop takes a batch at once and then every interval, whatever
+// the hub does: an unreachable hub delays sending, never collection.
+func (a *Agent) produceLoop(ctx context.Context) {
+	for {
+		if ctx.Err() != nil {
+			return
+		}
+		a.produce(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.clock.After(a.intervalDuration()):
+		}
+	}
+}
+
+// produce takes one batch, gives it the next seq and queues it in memory
+// for the sender.
+func (a *Agent) produce(ctx context.Context) {
+	taken := a.clock.Now()
+	b := a.source.Collect(ctx)
+	if ctx.Err() != nil {
+		return
+	}
+	var seq uint64
+	if err := a.store.Update(func(s *state.State) { seq = s.NextSeq; s.NextSeq++ }); err != nil {
+		// The seq is taken in memory all the same; a restart could reuse
+		// it, and the hub would then ignore that one batch.
+		a.log.Error("cannot save the state file", "err", err)
+	}
+	b.Seq, b.TS, b.Version = seq, taken.Unix(), a.cfg.Version
+	a.fit(&b)
+
+	a.mu.Lock()
+	a.mem = append(a.mem, b)
+	over := len(a.mem) - spool.Max
+	if over > 0 {
+		// Only when the sender is stuck in one call for a long time:
+		// memory is bounded like the queue, oldest dropped first.
+		a.mem = append([]wire.Telemetry(nil), a.mem[over:]...)
+	}
+	a.mu.Unlock()
+	if over > 0 {
+		a.log.Warn("too many batches waiting in memory: oldest dropped", "dropped", over)
+		a.addDropped(over)
+	}
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// fit keeps a batch under the hub's body limit (413 beyond it) by
+// truncating the connection inventory, which is the only part that grows
+// with the host's load.
+func (a *Agent) fit(b *wire.Telemetry) {
+	// Room for the dropped count the sender sets later.
+	const limit = wire.MaxTelemetryBytes - 1024
+	for {
+		raw, err := json.Marshal(b)
+		if err != nil || len(raw) <= limit || len(b.Connections) == 0 {
+			return
+		}
+		keep := len(b.Connections) / 2
+		a.log.Warn("telemetry batch over the hub's size limit: connection list truncated",
+			"bytes", len(raw), "limit", limit, "connections_kept", keep)
+		b.Connections = b.Connections[:keep]
+	}
+}
+
+// addDropped adds n discarded batches to the count that the next sent
+// batch reports to the hub.
+func (a *Agent) addDropped(n int) {
+	if n <= 0 {
+		return
+	}
+	if err := a.store.Update(func(s *state.State) { s.Dropped += uint64(n) }); err != nil {
+		a.log.Error("cannot save the state file", "err", err)
+	}
+}
