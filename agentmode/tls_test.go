@@ -240,7 +240,9 @@ func TestClientCertRenewedAtHalfLife(t *testing.T) {
 
 func TestRenewalDue(t *testing.T) {
 	now := time.Now()
-	life := func(d time.Duration) *x509.Certificate { return &x509.Certificate{NotBefore: now, NotAfter: now.Add(d)} }
+	life := func(d time.Duration) *x509.Certificate {
+		return &x509.Certificate{NotBefore: now, NotAfter: now.Add(d)}
+	}
 	tests := []struct {
 		desc string
 		leaf *x509.Certificate
