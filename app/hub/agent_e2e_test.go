@@ -157,7 +157,9 @@ func TestAgentProcessesSurviveHubRestart(t *testing.T) {
 			}
 		}
 		return true
-	}, func() string { return fmt.Sprintf("agents %+v\nhub:\n%s\nagent 0:\n%s", listAgents(), hub.logs, procs[0].logs) })
+	}, func() string {
+		return fmt.Sprintf("agents %+v\nhub:\n%s\nagent 0:\n%s", listAgents(), hub.logs, procs[0].logs)
+	})
 
 	// The hub goes away for a while: agents keep producing and spool.
 	hub.stop(t)
