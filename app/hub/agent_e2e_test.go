@@ -3,6 +3,10 @@ package hub
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"encoding/pem"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -297,4 +302,88 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool, detai
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// TestAgentProcessPinsHubCA: a real agent against a real hub with -tls
+// trusts the hub on first use, pins its CA and gets a client certificate;
+// when the hub comes back with another CA (a swapped or impostor hub) the
+// agent refuses it loudly and sends it nothing.
+func TestAgentProcessPinsHubCA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binaries")
+	}
+	dir := t.TempDir()
+	port := freePort(t)
+	base := fmt.Sprintf("https://127.0.0.1:%d", port)
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 5 * time.Second}
+	hubWith := func(tlsDir, db string) *process {
+		p := startProc(t, dir, []string{"NETMON_VAULT_KEY_FILE=" + filepath.Join(dir, "vault.key")}, "hub", "-port", strconv.Itoa(port),
+			"-db", filepath.Join(dir, db), "-enroll-token", testStaticToken, "-agent-interval", "1", "-tls", "-tls-dir", filepath.Join(dir, tlsDir),
+			"-tls-hosts", "127.0.0.1", "-capture=false", "-geoip-dir", filepath.Join(dir, "geoip"), "-ip-online-lookup=false", "-log-level", "warn")
+		waitFor(t, 30*time.Second, "hub ready over TLS", func() bool {
+			resp, err := insecure.Get(base + "/readyz")
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == 200
+		}, func() string { return p.logs.String() })
+		return p
+	}
+	agentsOn := func() []struct {
+		ID           int64 `json:"id"`
+		LastSeen     int64 `json:"last_seen"`
+		CertNotAfter int64 `json:"cert_not_after"`
+	} {
+		var out []struct {
+			ID           int64 `json:"id"`
+			LastSeen     int64 `json:"last_seen"`
+			CertNotAfter int64 `json:"cert_not_after"`
+		}
+		if resp, err := insecure.Get(base + "/api/v1/agents"); err == nil {
+			_ = json.NewDecoder(resp.Body).Decode(&out)
+			resp.Body.Close()
+		}
+		return out
+	}
+	hub := hubWith("tls-a", "a.db")
+	adir := filepath.Join(dir, "agent")
+	_ = os.MkdirAll(adir, 0o700)
+	state := filepath.Join(adir, "netmon-agent.state.json")
+	agent := startProc(t, adir, nil, "agent", "-hub-url", base, "-hub-token", testStaticToken, "-state", state, "-name", "tofu", "-log-level", "debug")
+	waitFor(t, 30*time.Second, "the agent enrolled over TLS with a client certificate", func() bool {
+		as := agentsOn()
+		return len(as) == 1 && as[0].LastSeen > 0 && as[0].CertNotAfter > 0
+	}, func() string { return agent.logs.String() + hub.logs.String() })
+	pinned, err := os.ReadFile(filepath.Join(dir, "tls-a", "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(state + ".ca"); string(got) != string(pinned) {
+		t.Errorf("the agent pinned %q, want the hub's CA", got)
+	}
+	hub.stop(t)
+
+	// Another hub on the same address with its own, different CA.
+	impostor := hubWith("tls-b", "b.db")
+	time.Sleep(12 * time.Second) // beyond the agent's longest backoff at a 1 s interval
+	if as := agentsOn(); len(as) != 0 {
+		t.Errorf("the agent enrolled with or sent to a hub with another CA: %+v", as)
+	}
+	sum := func(pemFile string) string {
+		raw, _ := os.ReadFile(pemFile)
+		blk, _ := pem.Decode(raw)
+		if blk == nil {
+			t.Fatalf("no certificate in %s", pemFile)
+		}
+		h := sha256.Sum256(blk.Bytes)
+		return hex.EncodeToString(h[:])
+	}
+	logs := agent.logs.String()
+	if !strings.Contains(logs, "level=ERROR msg=\"hub certificate refused") || !strings.Contains(logs, "trusted_ca_sha256="+sum(filepath.Join(dir, "tls-a", "ca.crt"))) ||
+		!strings.Contains(logs, "presented_ca_sha256="+sum(filepath.Join(dir, "tls-b", "ca.crt"))) {
+		t.Errorf("the agent did not refuse the swapped CA loudly, naming both CAs:\n%s", logs)
+	}
+	agent.stop(t)
+	impostor.stop(t)
 }
