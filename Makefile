@@ -77,7 +77,7 @@ test: test-ui ## run every test (the console's, then Go's: store suites on SQLit
 bench: bench-go bench-http bench-peers bench-fleet ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side, simulated agents
 
 bench-go: ## Go benchmarks of the hot paths
-	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors|BenchmarkFleet' ./...
+	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors|BenchmarkFleet|BenchmarkAgentBinary' ./...
 
 bench-http: build ## cold start to /readyz 200, idle RSS, /healthz req/s and p99
 	go test -run '^$$' -bench '^BenchmarkHubBinary$$' -benchtime 1x -count 1 ./app/hub \
@@ -94,7 +94,7 @@ bench-peers: ## netmon vs goflow2 vs nfacctd on the same NetFlow v9 stream (need
 	go test -run '^$$' -bench '^BenchmarkCompareCollectors$$' -benchtime 1x -count 1 ./collectors/flows
 
 bench-fleet: build ## simulated agents over HTTP against the built hub: FLEET_AGENTS at a 30 s interval on FLEET_DB (sqlite or postgres)
-	go test -run '^$$' -bench '^BenchmarkFleet$$' -benchtime 1x -count 1 -timeout 60m ./app/hub \
+	go test -run '^$$' -bench '^Benchmark(Fleet|AgentBinary)$$' -benchtime 1x -count 1 -timeout 60m ./app/hub \
 		-args -measure-binary=$(CURDIR)/bin/netmon -fleet-agents=$(FLEET_AGENTS) -fleet-seconds=$(FLEET_SECONDS) -fleet-db=$(FLEET_DB)
 
 cross: ## check that the binary (hub and agent) builds for the agent platforms with CGO_ENABLED=0

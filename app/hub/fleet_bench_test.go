@@ -309,3 +309,61 @@ func BenchmarkTelemetryInProcess(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAgentBinary measures the agent process itself: CPU and RSS
+// while it sends a batch every second, then while idle at the default
+// 30 s interval (make bench-fleet).
+func BenchmarkAgentBinary(b *testing.B) {
+	if *measureBinary == "" {
+		b.Skip("needs -measure-binary (make bench-fleet)")
+	}
+	dir := b.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	hub := func(interval string) *exec.Cmd {
+		cmd := exec.Command(*measureBinary, "hub", "-port", strconv.Itoa(port), "-db", filepath.Join(dir, "netmon.db"), "-log-level", "warn",
+			"-enroll-token", testStaticToken, "-agent-interval", interval, "-capture=false", "-geoip-dir", filepath.Join(dir, "geoip"), "-ip-online-lookup=false")
+		cmd.Env = append(os.Environ(), "NETMON_VAULT_KEY_FILE="+filepath.Join(dir, "vault.key"))
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		waitReady(b, base)
+		return cmd
+	}
+	stop := func(cmd *exec.Cmd) { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }
+	for range b.N {
+		h := hub("1")
+		agent := exec.Command(*measureBinary, "agent", "-hub-url", base, "-hub-token", testStaticToken, "-state", filepath.Join(dir, "agent.state.json"), "-log-level", "warn")
+		agent.Dir = dir
+		if err := agent.Start(); err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(3 * time.Second) // enrolled and sending
+		const sending = 20 * time.Second
+		c0 := procCPU(b, agent.Process.Pid)
+		time.Sleep(sending)
+		sendCPU := (procCPU(b, agent.Process.Pid) - c0) / sending.Seconds() * 100
+		sendRSS := rssMB(b, agent.Process.Pid)
+		stop(h)
+		h = hub("30")
+		time.Sleep(12 * time.Second) // the agent's next batch tells it the 30 s interval
+		const idle = 60 * time.Second
+		c0 = procCPU(b, agent.Process.Pid)
+		time.Sleep(idle)
+		idleCPU := (procCPU(b, agent.Process.Pid) - c0) / idle.Seconds() * 100
+		idleRSS := rssMB(b, agent.Process.Pid)
+		_ = agent.Process.Signal(syscall.SIGTERM)
+		_ = agent.Wait()
+		stop(h)
+		b.ReportMetric(sendCPU, "send_cpu_%")
+		b.ReportMetric(sendRSS, "send_rss_MB")
+		b.ReportMetric(idleCPU, "idle_cpu_%")
+		b.ReportMetric(idleRSS, "idle_rss_MB")
+		b.Logf("agent: %.2f%% of a core and %.1f MB RSS sending every second; %.3f%% and %.1f MB at the 30 s interval", sendCPU, sendRSS, idleCPU, idleRSS)
+	}
+}

@@ -178,37 +178,74 @@ export interface Comparison {
   yesterday_hours: CompareHour[] | null
 }
 
+/** {ok:true}: the answer of deletes such as DELETE /api/v1/agents/{id}. */
+export interface OKResult {
+  ok: boolean
+}
+
+/** One interface of an agent (spec 2.9 rates[]): rates between its last two batches. */
 export interface AgentRate {
   name: string
+  /** bits per second received */
   rx_bps: number
+  /** bits per second sent */
   tx_bps: number
+  /** packets per second, both directions */
   pps: number
+  /** cumulative counters as reported */
   rx_bytes: number
   tx_bytes: number
   rx_packets: number
   tx_packets: number
 }
 
+export type AttrMethod = 'ebpf' | 'pcap' | 'etw' | 'off'
+
+/** Agent list item (GET /api/v1/agents; fleet.AgentItem). */
 export interface Agent {
   id: number
   name: string
   site: string
+  /** telemetry within three intervals */
   online: boolean
+  /** ts of the last batch, Unix seconds (0: none yet) */
   last_seen: number
   version: string
   remote_ip: string
-  attr_method: string
-  attr_iface?: string
-  attr_note?: string
-  rates: AgentRate[] | null
+  os: string
+  arch: string
+  protocol_version: number
+  enrolled_at: number
+  attr_method: AttrMethod
+  /** the pcap interface (pcap only) */
+  attr_iface: string
+  /** why attribution is off or failed */
+  attr_note: string
+  rates: AgentRate[]
   conns: number
+  /** batches the agent reported discarding from its full offline queue */
+  dropped: number
+  /** expiry of the last client certificate issued, Unix seconds (0: none) */
+  cert_not_after: number
 }
 
+/** A socket of an agent's host as reported (wire.Connection). */
+export interface AgentConnection {
+  proto: string
+  local_addr: string
+  remote_addr: string
+  status: string
+  pid: number
+  process: string
+}
+
+/** GET /api/v1/agents/{id}: the agent and the connections of its last batch. */
 export interface AgentDetail {
   agent: Agent
-  connections: Connection[] | null
+  connections: AgentConnection[]
 }
 
+/** GET /api/v1/agents/{id}/history: all interfaces summed, bytes/s and packets/s. */
 export interface AgentHistoryItem {
   ts: number
   in: number
@@ -278,25 +315,45 @@ export interface ApiTokenCreated extends ApiToken {
   token: string
 }
 
+export type EnrollTokenState = 'active' | 'revoked' | 'expired' | 'exhausted'
+
+/** Enroll token as listed (fleet.EnrollTokenItem): never the secret. */
 export interface EnrollToken {
   id: number
   name: string
   site: string
   created_at: number
+  created_by: string
+  /** Unix seconds; 0 = never */
   expires_at: number
   last_used: number
   revoked: boolean
-  max_uses?: number
-  uses?: number
-  allowed_cidrs?: string[] | string | null
-  created_by?: string
-  revoked_at?: number
+  revoked_at: number
+  /** 0 = unlimited */
+  max_uses: number
+  uses: number
+  /** source prefixes allowed to enroll with it; empty: any */
+  allowed_cidrs: string[]
+  state: EnrollTokenState
 }
 
+/** POST /api/v1/enroll-tokens body (fleet.EnrollTokenCreate). */
+export interface EnrollTokenCreate {
+  name: string
+  site?: string
+  /** omitted or 0: 1 day; -1: never; else 1-3650 */
+  expires_in_days?: number
+  /** omitted: 1; 0: unlimited */
+  max_uses?: number
+  allowed_cidrs?: string[]
+}
+
+/** The create answer: the ent_ secret, shown this once, and the new item. */
 export interface EnrollTokenCreated {
   ok: boolean
   id: number
   token: string
+  item: EnrollToken
 }
 
 export interface AuditEvent {
