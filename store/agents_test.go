@@ -113,3 +113,39 @@ func TestEnrollTokenUses(t *testing.T) {
 		}
 	})
 }
+
+// TestWriteTelemetryChunks: a write larger than one statement's rows
+// (three full chunks and a remainder) stores every sample and each
+// agent's latest state.
+func TestWriteTelemetryChunks(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		var ids []int64
+		for i := range 100 {
+			ids = append(ids, createAgent(t, db, fmt.Sprintf("c%d", i), fmt.Sprintf("m-c%d", i)))
+		}
+		var batch []record.Telemetry
+		for seq := uint64(1); seq <= 2; seq++ {
+			for _, id := range ids {
+				batch = append(batch, record.Telemetry{AgentID: id, Seq: seq, TS: 100 + int64(seq), HasRates: seq == 2, In: float64(id),
+					Rates: []byte(`[]`), Counters: []byte(`[]`), Connections: []byte(`[]`), Conns: int(seq), Version: "v2"})
+			}
+		}
+		if err := db.WriteTelemetry(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := db.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM agent_samples`).Scan(&n); err != nil || n != 200 {
+			t.Fatalf("%d samples stored (%v), want 200", n, err)
+		}
+		as, err := db.ListAgents(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range as {
+			if a.LastSeq != 2 || a.Conns != 2 || a.LastSeen != 102 || a.Version != "v2" {
+				t.Fatalf("agent %+v: want seq 2's state", a)
+			}
+		}
+	})
+}

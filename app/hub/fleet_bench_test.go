@@ -121,6 +121,8 @@ func BenchmarkFleet(b *testing.B) {
 		}
 		jobs := make(chan job, 1<<16)
 		var sent, acked, failed atomic.Int64
+		var statusMu sync.Mutex
+		statuses := map[string]int{}
 		lat := make([][]float64, *fleetWorkers)
 		cpu0 := procCPU(b, cmd.Process.Pid)
 		t0 := time.Now()
@@ -142,6 +144,9 @@ func BenchmarkFleet(b *testing.B) {
 					resp, err := client.Do(req)
 					if err != nil {
 						failed.Add(1)
+						statusMu.Lock()
+						statuses["transport error"]++
+						statusMu.Unlock()
 						continue
 					}
 					_, _ = io.Copy(io.Discard, resp.Body)
@@ -150,6 +155,9 @@ func BenchmarkFleet(b *testing.B) {
 						acked.Add(1)
 					} else {
 						failed.Add(1)
+						statusMu.Lock()
+						statuses[strconv.Itoa(resp.StatusCode)]++
+						statusMu.Unlock()
 					}
 					lat[w] = append(lat[w], float64(time.Since(j.due).Microseconds())/1000)
 				}
@@ -205,6 +213,9 @@ func BenchmarkFleet(b *testing.B) {
 		b.ReportMetric(rss, "hub_rss_MB")
 		b.Logf("%s: %d agents, %d batches sent, %d acknowledged, %d refused or failed, %d stored; %.0f batches/s (%.0f connection rows/s); p50 %.1f ms, p99 %.1f ms, max %.1f ms; hub CPU %.0f%% of one core, RSS %.0f MB",
 			*fleetDB, n, sent.Load(), acked.Load(), failed.Load(), stored, rate, rate*50, pct(all, 0.5), pct(all, 0.99), pct(all, 1), cpu/elapsed.Seconds()*100, rss)
+		if len(statuses) > 0 {
+			b.Logf("refused or failed by status: %v", statuses)
+		}
 		if stored != acked.Load() {
 			b.Errorf("%d batches acknowledged but %d stored", acked.Load(), stored)
 		}
