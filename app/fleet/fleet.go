@@ -121,8 +121,10 @@ type Service struct {
 	ca    CA
 	m     *metrics
 
-	mu     sync.Mutex
-	agents map[int64]*agentState // intake state of agents seen since start
+	mu      sync.Mutex
+	agents  map[int64]*agentState  // intake state of agents seen since start
+	tokens  map[string]cachedAgent // token hash -> agent, for tokenTTL
+	tokenOf map[int64]string       // agent id -> its cached token hash
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -141,7 +143,7 @@ func New(log *slog.Logger, cfg Config, db Store, sink record.Sink, limit Limiter
 		cfg.Now = time.Now
 	}
 	return &Service{log: log, cfg: cfg, db: db, sink: sink, limit: limit, ca: ca, m: newMetrics(reg),
-		agents: map[int64]*agentState{}, stop: make(chan struct{})}
+		agents: map[int64]*agentState{}, tokens: map[string]cachedAgent{}, tokenOf: map[int64]string{}, stop: make(chan struct{})}
 }
 
 // TLS reports whether client certificates can be issued.
