@@ -55,10 +55,10 @@ func (db *DB) WriteFlowBatches(ctx context.Context, batches [][]record.Flow) (in
 	}
 	minutes, hours := aggregateFlows(batches, n)
 	err := db.WithTx(ctx, func(tx *sql.Tx) error {
-		if err := upsertFlows(ctx, tx, "flow_minutes", minutes); err != nil {
+		if err := upsertFlows(ctx, tx, db.dialect, "flow_minutes", minutes); err != nil {
 			return err
 		}
-		return upsertFlows(ctx, tx, "flow_hours", hours)
+		return upsertFlows(ctx, tx, db.dialect, "flow_hours", hours)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("write flows: %w", err)
@@ -109,7 +109,7 @@ const upsertChunk = 64
 
 // upsertSQL is the upsert of rows aggregates into table (flow_minutes or
 // flow_hours, a constant of this file: never user input).
-func upsertSQL(table string, rows int) string {
+func upsertSQL(d Dialect, table string, rows int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO ` + table + ` (ts, exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, last_seen) VALUES `)
 	for r := range rows {
@@ -121,7 +121,7 @@ func upsertSQL(table string, rows int) string {
 			if c > 0 {
 				b.WriteByte(',')
 			}
-			fmt.Fprintf(&b, "$%d", r*11+c+1)
+			b.WriteString(placeholder(d, r*11+c+1))
 		}
 		b.WriteByte(')')
 	}
@@ -134,11 +134,11 @@ func upsertSQL(table string, rows int) string {
 }
 
 // upsertFlows adds aggregates to table, upsertChunk rows a statement.
-func upsertFlows(ctx context.Context, tx *sql.Tx, table string, agg map[flowKey]*flowSums) error {
+func upsertFlows(ctx context.Context, tx *sql.Tx, d Dialect, table string, agg map[flowKey]*flowSums) error {
 	var full *sql.Stmt
 	if len(agg) >= upsertChunk {
 		var err error
-		if full, err = tx.PrepareContext(ctx, upsertSQL(table, upsertChunk)); err != nil {
+		if full, err = tx.PrepareContext(ctx, upsertSQL(d, table, upsertChunk)); err != nil {
 			return err
 		}
 		defer full.Close()
@@ -155,7 +155,7 @@ func upsertFlows(ctx context.Context, tx *sql.Tx, table string, agg map[flowKey]
 		}
 	}
 	if len(args) > 0 {
-		if _, err := tx.ExecContext(ctx, upsertSQL(table, len(args)/11), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, upsertSQL(d, table, len(args)/11), args...); err != nil {
 			return err
 		}
 	}
