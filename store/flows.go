@@ -70,14 +70,25 @@ func (db *DB) WriteFlowBatches(ctx context.Context, batches [][]record.Flow) (in
 // hour map is built from the (far fewer) minute rows, so each record is
 // hashed once.
 func aggregateFlows(batches [][]record.Flow, n int) (minutes, hours map[flowKey]*flowSums) {
-	minutes = make(map[flowKey]*flowSums, n/4+1)
+	// A modest size hint: batches repeat conversations, and a map sized for
+	// every record would be mostly empty memory to clear. Sums come from
+	// one slab rather than an allocation each.
+	minutes = make(map[flowKey]*flowSums, min(n/8+1, 16384))
+	var slab []flowSums
+	newSums := func() *flowSums {
+		if len(slab) == cap(slab) {
+			slab = make([]flowSums, 0, 1024)
+		}
+		slab = slab[:len(slab)+1]
+		return &slab[len(slab)-1]
+	}
 	for _, fs := range batches {
 		for i := range fs {
 			f := &fs[i]
 			k := flowKey{ts: f.TS - f.TS%60, exporter: f.Exporter, src: f.Src, dst: f.Dst, srcPort: f.SrcPort, dstPort: f.DstPort, proto: f.Proto}
 			s := minutes[k]
 			if s == nil {
-				s = &flowSums{}
+				s = newSums()
 				minutes[k] = s
 			}
 			s.packets += f.Packets
@@ -91,7 +102,7 @@ func aggregateFlows(batches [][]record.Flow, n int) (minutes, hours map[flowKey]
 		k.ts -= k.ts % 3600
 		s := hours[k]
 		if s == nil {
-			s = &flowSums{}
+			s = newSums()
 			hours[k] = s
 		}
 		s.packets += m.packets
