@@ -68,10 +68,12 @@ func (s *Service) Authenticate(ctx context.Context, bearer string, certAgent int
 }
 
 // tokenTTL bounds how long a resolved agent token is trusted without the
-// database. This hub forgets a deleted or replaced agent at once; another
-// hub sharing the database may accept its token for up to tokenTTL, and
-// the batches it takes then are dropped by the store (the agent is gone).
-const tokenTTL = 30 * time.Second
+// database. It must be well above the telemetry interval, or every batch
+// would miss. This hub forgets a deleted or replaced agent at once;
+// another hub sharing the database may accept its token for up to
+// tokenTTL, and the batches it takes then are dropped by the store (the
+// agent is gone).
+const tokenTTL = 10 * time.Minute
 
 type cachedAgent struct {
 	ref   AgentRef
