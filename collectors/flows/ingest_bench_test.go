@@ -26,8 +26,8 @@ import (
 // countingSink counts the flows handed to it.
 type countingSink struct{ flows atomic.Int64 }
 
-func (s *countingSink) PutFlows(fs []record.Flow) bool      { s.flows.Add(int64(len(fs))); return true }
-func (s *countingSink) PutSyslog([]record.SyslogEvent) bool { return true }
+func (s *countingSink) PutFlows(fs []record.Flow) bool       { s.flows.Add(int64(len(fs))); return true }
+func (s *countingSink) PutSyslog([]record.SyslogEvent) bool  { return true }
 func (s *countingSink) PutTelemetry([]record.Telemetry) bool { return true }
 
 // flowsIn decodes a recording twice (templates first) and returns the
@@ -162,5 +162,5 @@ func (t teeSink) PutFlows(fs []record.Flow) bool {
 	}
 	return false
 }
-func (t teeSink) PutSyslog(es []record.SyslogEvent) bool { return t.q.PutSyslog(es) }
+func (t teeSink) PutSyslog(es []record.SyslogEvent) bool  { return t.q.PutSyslog(es) }
 func (t teeSink) PutTelemetry(ts []record.Telemetry) bool { return t.q.PutTelemetry(ts) }

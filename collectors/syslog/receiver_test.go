@@ -29,7 +29,7 @@ type memSink struct {
 	max    int
 }
 
-func (s *memSink) PutFlows([]record.Flow) bool           { return false }
+func (s *memSink) PutFlows([]record.Flow) bool          { return false }
 func (s *memSink) PutTelemetry([]record.Telemetry) bool { return false }
 
 func (s *memSink) PutSyslog(es []record.SyslogEvent) bool {
@@ -252,8 +252,8 @@ func TestSinkFull(t *testing.T) {
 // refusingSink refuses every batch, as a full ingest queue does.
 type refusingSink struct{}
 
-func (refusingSink) PutFlows([]record.Flow) bool         { return false }
-func (refusingSink) PutSyslog([]record.SyslogEvent) bool { return false }
+func (refusingSink) PutFlows([]record.Flow) bool          { return false }
+func (refusingSink) PutSyslog([]record.SyslogEvent) bool  { return false }
 func (refusingSink) PutTelemetry([]record.Telemetry) bool { return false }
 
 // TestStopFlushes checks that Stop hands the last partial batch to the
