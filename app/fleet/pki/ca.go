@@ -90,30 +90,40 @@ func (a *Authority) createCA(certPath, keyPath string) error {
 		MaxPathLenZero: true,
 		KeyUsage:       x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	cert, err := signAndSave(tmpl, tmpl, key, key, certPath, keyPath)
 	if err != nil {
-		return fmt.Errorf("create CA certificate: %w", err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return fmt.Errorf("parse new CA certificate: %w", err)
-	}
-	keyPEM, err := marshalKey(key)
-	if err != nil {
-		return err
-	}
-	// The key goes first: a crash between the two renames leaves a key
-	// without a certificate, which New reports, rather than a published
-	// certificate whose key is lost.
-	if err := writeFiles(
-		fileContent{keyPath, keyPEM, 0o600},
-		fileContent{certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644},
-	); err != nil {
-		return fmt.Errorf("save CA: %w", err)
+		return fmt.Errorf("create CA: %w", err)
 	}
 	a.ca, a.caKey = cert, key
 	a.log.Info("CA created", "path", certPath, "not_after", cert.NotAfter)
 	return nil
+}
+
+// signAndSave signs tmpl for key with parent/signer, then writes the key
+// and the certificate (PEM) and returns the parsed certificate. The key
+// goes first: a crash between the two renames leaves a key without a
+// certificate, which New reports, rather than a published certificate
+// whose key is lost.
+func signAndSave(tmpl, parent *x509.Certificate, key *ecdsa.PrivateKey, signer crypto.Signer, certPath, keyPath string) (*x509.Certificate, error) {
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, key.Public(), signer)
+	if err != nil {
+		return nil, fmt.Errorf("sign certificate: %w", err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, fmt.Errorf("parse new certificate: %w", err)
+	}
+	keyPEM, err := marshalKey(key)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFiles(
+		fileContent{keyPath, keyPEM, 0o600},
+		fileContent{certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644},
+	); err != nil {
+		return nil, fmt.Errorf("save: %w", err)
+	}
+	return cert, nil
 }
 
 // readCert parses the first certificate of a PEM file.

@@ -8,7 +8,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
@@ -187,25 +186,11 @@ func (a *Authority) issueServer(reason string) error {
 		DNSNames:    a.dns,
 		IPAddresses: a.ips,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.ca, key.Public(), a.caKey)
+	leaf, err := signAndSave(tmpl, a.ca, key, a.caKey, filepath.Join(a.cfg.Dir, serverCertFile), filepath.Join(a.cfg.Dir, serverKeyFile))
 	if err != nil {
-		return fmt.Errorf("sign server certificate: %w", err)
+		return fmt.Errorf("issue server certificate: %w", err)
 	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		return fmt.Errorf("parse new server certificate: %w", err)
-	}
-	keyPEM, err := marshalKey(key)
-	if err != nil {
-		return err
-	}
-	if err := writeFiles(
-		fileContent{filepath.Join(a.cfg.Dir, serverKeyFile), keyPEM, 0o600},
-		fileContent{filepath.Join(a.cfg.Dir, serverCertFile), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644},
-	); err != nil {
-		return fmt.Errorf("save server certificate: %w", err)
-	}
-	a.server = &tls.Certificate{Certificate: [][]byte{der, a.ca.Raw}, PrivateKey: key, Leaf: leaf}
+	a.server = &tls.Certificate{Certificate: [][]byte{leaf.Raw, a.ca.Raw}, PrivateKey: key, Leaf: leaf}
 	a.log.Info("server certificate issued", "reason", reason, "not_after", leaf.NotAfter, "hosts", a.cfg.Hosts, "serial", leaf.SerialNumber.Text(16))
 	return nil
 }
