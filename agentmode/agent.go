@@ -63,6 +63,10 @@ type Agent struct {
 	hub   *hubClient
 
 	interval atomic.Int64 // seconds
+	// intervalChanged wakes the producer when the hub changes the
+	// interval, so a shorter one takes effect at once rather than after
+	// the wait already started (capacity 1).
+	intervalChanged chan struct{}
 
 	mu   sync.Mutex
 	mem  []wire.Telemetry // produced, not yet sent nor queued; oldest first
@@ -92,6 +96,8 @@ func New(log *slog.Logger, cfg Config) *Agent {
 		source: collect.New(log, cfg.Collect),
 		files:  state.FilesFor(cfg.StatePath),
 		wake:   make(chan struct{}, 1),
+
+		intervalChanged: make(chan struct{}, 1),
 	}
 	a.backoffAfter = func(d time.Duration) <-chan time.Time { return a.clock.After(d) }
 	return a
@@ -228,6 +234,10 @@ func (a *Agent) adoptInterval(sec int) {
 		return
 	}
 	a.log.Info("telemetry interval changed", "from_seconds", old, "to_seconds", sec)
+	select {
+	case a.intervalChanged <- struct{}{}:
+	default:
+	}
 	if err := a.store.Update(func(s *state.State) { s.IntervalSeconds = sec }); err != nil {
 		a.log.Error("cannot save the state file", "err", err)
 	}

@@ -94,7 +94,10 @@ func TestIntervalAdoption(t *testing.T) {
 	ta := startAgent(t, hub, t.TempDir(), nil, nil)
 	waitFor(t, "the first batch", func() bool { return len(hub.seenNow().batches) == 1 })
 	waitFor(t, "the new interval", func() bool { return ta.intervalDuration() == 10*time.Second })
-	ta.clock.Advance(30 * time.Second) // the wait begun before the answer
+	// The wait begun before the answer (30 s) is recomputed with the hub's
+	// 10 s: ten seconds later the second batch is due.
+	waitFor(t, "the recomputed wait", func() bool { return len(ta.clock.afterCalls()) >= 2 })
+	ta.clock.Advance(10 * time.Second)
 	waitFor(t, "the second batch", func() bool { return len(hub.seenNow().batches) == 2 })
 	ta.tick(t)
 	waitFor(t, "the third batch", func() bool { return len(hub.seenNow().batches) == 3 })

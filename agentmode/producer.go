@@ -16,11 +16,21 @@ func (a *Agent) produceLoop(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		taken := a.clock.Now()
 		a.produce(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-a.clock.After(a.intervalDuration()):
+	wait:
+		for {
+			// The wait is recomputed when the hub changes the interval:
+			// the first batch is taken before the hello's answer, and a
+			// 30 s wait begun then must not hold back a 1 s interval.
+			d := max(a.intervalDuration()-a.clock.Now().Sub(taken), 0)
+			select {
+			case <-ctx.Done():
+				return
+			case <-a.intervalChanged:
+			case <-a.clock.After(d):
+				break wait
+			}
 		}
 	}
 }
