@@ -19,7 +19,7 @@ import (
 type Fleet interface {
 	Hello(ctx context.Context, secret string, ip netip.Addr, h wire.Hello) (wire.HelloResponse, error)
 	Authenticate(ctx context.Context, bearer string, certAgent int64) (fleet.AgentRef, error)
-	Telemetry(ctx context.Context, agent fleet.AgentRef, ip netip.Addr, t wire.Telemetry) (wire.TelemetryResponse, error)
+	Telemetry(ctx context.Context, agent fleet.AgentRef, ip netip.Addr, t fleet.Batch) (wire.TelemetryResponse, error)
 	IssueCert(ctx context.Context, agent fleet.AgentRef, csrPEM string) (wire.CertResponse, error)
 	ListAgents(ctx context.Context, site string) ([]fleet.AgentItem, error)
 	AgentDetail(ctx context.Context, site string, id int64) (fleet.AgentDetail, error)
@@ -76,7 +76,7 @@ func (s *Server) agent(c *gin.Context) (fleet.AgentRef, error) {
 }
 
 type telemetryIn struct {
-	Body wire.Telemetry `body:"json"`
+	Body fleet.Batch `body:"json"`
 }
 
 func (s *Server) agentTelemetry(c *gin.Context, in *telemetryIn) (wire.TelemetryResponse, error) {

@@ -168,9 +168,9 @@ type Rate struct {
 // seq was already taken is acknowledged and ignored, rates are computed
 // from the previous batch's counters, and the result is queued for the
 // store. A full queue gives 503, and the agent keeps the batch.
-func (s *Service) Telemetry(ctx context.Context, agent AgentRef, ip netip.Addr, t wire.Telemetry) (wire.TelemetryResponse, error) {
+func (s *Service) Telemetry(ctx context.Context, agent AgentRef, ip netip.Addr, t Batch) (wire.TelemetryResponse, error) {
 	resp := wire.TelemetryResponse{OK: true, Interval: int(s.cfg.Interval / 1e9)}
-	if len(t.Interfaces) > maxInterfaces || len(t.Connections) > maxConnections {
+	if len(t.Interfaces) > maxInterfaces || t.Connections.Len() > maxConnections {
 		s.m.batches.WithLabelValues("invalid").Inc()
 		return wire.TelemetryResponse{}, errorf(http.StatusRequestEntityTooLarge, "a batch carries at most %d interfaces and %d connections", maxInterfaces, maxConnections)
 	}
@@ -198,19 +198,10 @@ func (s *Service) Telemetry(ctx context.Context, agent AgentRef, ip netip.Addr, 
 	}
 	rec := record.Telemetry{AgentID: agent.ID, Seq: seq, TS: t.TS, RemoteIP: ip.String(), Version: clip(t.Version, 64),
 		AttrMethod: attrMethod(t.AttrMethod), AttrIface: clip(t.AttrIface, maxTextField), AttrNote: clip(t.AttrNote, 1024),
-		Dropped: t.Dropped, Conns: len(t.Connections)}
+		Dropped: t.Dropped, Conns: t.Connections.Len(), Connections: t.Connections.JSON()}
 	rates, counters := s.rates(st, &t, &rec)
 	rec.Rates, _ = json.Marshal(rates)
 	rec.Counters, _ = json.Marshal(t.Interfaces)
-	for i := range t.Connections {
-		c := &t.Connections[i]
-		c.Proto, c.LocalAddr, c.RemoteAddr = clip(c.Proto, 16), clip(c.LocalAddr, 64), clip(c.RemoteAddr, 64)
-		c.Status, c.Process = clip(c.Status, 32), clip(c.Process, maxTextField)
-	}
-	if t.Connections == nil {
-		t.Connections = []wire.Connection{}
-	}
-	rec.Connections, _ = json.Marshal(t.Connections)
 	if !s.sink.PutTelemetry([]record.Telemetry{rec}) {
 		s.m.batches.WithLabelValues("queue_full").Inc()
 		return wire.TelemetryResponse{}, errorf(http.StatusServiceUnavailable, "the hub's ingest queue is full; keep the batch and retry later")
@@ -233,7 +224,7 @@ const maxByteRate = 100e9
 // cumulative: a counter that went down from the upper half of the 32-bit
 // range wrapped; any other fall is a reset (reboot, driver reload), which
 // yields no rate for that interval rather than a negative or absurd one.
-func (s *Service) rates(st *agentState, t *wire.Telemetry, rec *record.Telemetry) ([]Rate, map[string]wire.Interface) {
+func (s *Service) rates(st *agentState, t *Batch, rec *record.Telemetry) ([]Rate, map[string]wire.Interface) {
 	counters := make(map[string]wire.Interface, len(t.Interfaces))
 	out := make([]Rate, 0, len(t.Interfaces))
 	dt := float64(t.TS - st.ts)

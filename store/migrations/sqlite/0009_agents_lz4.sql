@@ -1,0 +1,2 @@
+-- no-op: PostgreSQL sets lz4 compression on agents.connections; SQLite
+-- stores text uncompressed.
