@@ -13,6 +13,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,9 +30,18 @@ type Writer interface {
 
 // Config configures the channel queue.
 type Config struct {
-	// Capacity is how many batches may wait; a Put beyond it is dropped
+	// Capacity is how many batches (Put calls) may wait in the channel; a
+	// Put beyond it, or beyond its kind's record limit below, is dropped
 	// (reason queue_full) rather than block a collector's read loop.
 	Capacity int
+	// FlowRecords, SyslogRecords and TelemetryRecords bound the records of
+	// each kind held in memory, waiting or being written. The bound is per
+	// kind and in records because batches differ a thousandfold: a flow
+	// batch carries up to 4 096 flows, a telemetry batch is one agent's
+	// (about 8 KB with its connections).
+	FlowRecords      int
+	SyslogRecords    int
+	TelemetryRecords int
 	// Workers write batches concurrently (-queue-workers). On SQLite the
 	// store serialises writes anyway; more workers help PostgreSQL.
 	Workers int
@@ -45,14 +55,28 @@ type Config struct {
 	RetryDelay time.Duration
 }
 
-// DefaultConfig: 4 workers, 4096 queued batches, up to 100 000 records a
-// transaction gathered for up to a second, 3 retries 2 s apart. A second
-// of records per transaction lets the store sum a conversation's records
-// into one row update instead of many: that, not decoding, is the cost of
-// a busy collector.
+// DefaultConfig: 4 workers; up to 4 M flows (about 4 s at a million flows a
+// second, 420 MB), 1 M syslog events and 32 768 telemetry batches (10 s of
+// 100 000 agents at a 30 s interval, about 260 MB) in memory; up to
+// 100 000 records a transaction gathered for up to a second; 3 retries 2 s
+// apart. A second of records per transaction lets the store sum a
+// conversation's records into one row update instead of many: that, not
+// decoding, is the cost of a busy collector. The telemetry bound rides out
+// a database pause of several seconds (a checkpoint's burst of writes)
+// without turning agents away.
 func DefaultConfig() Config {
-	return Config{Capacity: 4096, Workers: 4, BatchMax: 100000, FlushEvery: time.Second, Retries: 3, RetryDelay: 2 * time.Second}
+	return Config{Capacity: 65536, FlowRecords: 4 << 20, SyslogRecords: 1 << 20, TelemetryRecords: 32768,
+		Workers: 4, BatchMax: 100000, FlushEvery: time.Second, Retries: 3, RetryDelay: 2 * time.Second}
 }
+
+// Kinds of record, indexes of Channel.pending.
+const (
+	kindFlow = iota
+	kindSyslog
+	kindTelemetry
+)
+
+var kindNames = [...]string{"flow", "syslog", "telemetry"}
 
 type item struct {
 	flows     []record.Flow
@@ -71,6 +95,11 @@ type Channel struct {
 	mu     sync.RWMutex // guards closed against Put racing Stop
 	closed bool
 
+	// pending counts each kind's records from Put until written or
+	// dropped; limit is its bound.
+	pending [3]atomic.Int64
+	limit   [3]int64
+
 	records *prometheus.CounterVec // kind, result (written|dropped)
 	dropped *prometheus.CounterVec // kind, reason
 	depth   prometheus.GaugeFunc
@@ -81,6 +110,15 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 	d := DefaultConfig()
 	if cfg.Capacity <= 0 {
 		cfg.Capacity = d.Capacity
+	}
+	if cfg.FlowRecords <= 0 {
+		cfg.FlowRecords = d.FlowRecords
+	}
+	if cfg.SyslogRecords <= 0 {
+		cfg.SyslogRecords = d.SyslogRecords
+	}
+	if cfg.TelemetryRecords <= 0 {
+		cfg.TelemetryRecords = d.TelemetryRecords
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = d.Workers
@@ -95,6 +133,7 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 		cfg.RetryDelay = d.RetryDelay
 	}
 	q := &Channel{log: log, cfg: cfg, w: w, ch: make(chan item, cfg.Capacity)}
+	q.limit = [3]int64{int64(cfg.FlowRecords), int64(cfg.SyslogRecords), int64(cfg.TelemetryRecords)}
 	q.records = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "netmon_ingest_records_total", Help: "Records leaving the ingest queue, by kind (flow, syslog, telemetry) and result (written, dropped).",
 	}, []string{"kind", "result"})
@@ -104,8 +143,15 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 	q.depth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "netmon_ingest_queue_depth", Help: "Batches waiting in the ingest queue.",
 	}, func() float64 { return float64(len(q.ch)) })
+	cs := []prometheus.Collector{q.records, q.dropped, q.depth}
+	for k, name := range kindNames {
+		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "netmon_ingest_pending_records", Help: "Records held by the ingest queue (waiting or being written), by kind; each kind is bounded (see the README).",
+			ConstLabels: prometheus.Labels{"kind": name},
+		}, func() float64 { return float64(q.pending[k].Load()) }))
+	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{q.records, q.dropped, q.depth} {
+		for _, c := range cs {
 			_ = reg.Register(c)
 		}
 	}
@@ -117,7 +163,7 @@ func (q *Channel) PutFlows(fs []record.Flow) bool {
 	if len(fs) == 0 {
 		return true
 	}
-	return q.put(item{flows: append([]record.Flow(nil), fs...)}, "flow", len(fs))
+	return q.put(item{flows: append([]record.Flow(nil), fs...)}, kindFlow, len(fs))
 }
 
 // PutSyslog queues a copy of es; false (and counted) when the queue is full.
@@ -125,7 +171,7 @@ func (q *Channel) PutSyslog(es []record.SyslogEvent) bool {
 	if len(es) == 0 {
 		return true
 	}
-	return q.put(item{syslog: append([]record.SyslogEvent(nil), es...)}, "syslog", len(es))
+	return q.put(item{syslog: append([]record.SyslogEvent(nil), es...)}, kindSyslog, len(es))
 }
 
 // PutTelemetry queues a copy of ts; false (and counted) when the queue is
@@ -134,22 +180,25 @@ func (q *Channel) PutTelemetry(ts []record.Telemetry) bool {
 	if len(ts) == 0 {
 		return true
 	}
-	return q.put(item{telemetry: append([]record.Telemetry(nil), ts...)}, "telemetry", len(ts))
+	return q.put(item{telemetry: append([]record.Telemetry(nil), ts...)}, kindTelemetry, len(ts))
 }
 
-func (q *Channel) put(it item, kind string, n int) bool {
+func (q *Channel) put(it item, kind, n int) bool {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	reason := "closed"
 	if !q.closed {
-		select {
-		case q.ch <- it:
-			return true
-		default:
-			reason = "queue_full"
+		reason = "queue_full"
+		if q.pending[kind].Add(int64(n)) <= q.limit[kind] {
+			select {
+			case q.ch <- it:
+				return true
+			default:
+			}
 		}
+		q.pending[kind].Add(-int64(n))
 	}
-	q.drop(kind, reason, n)
+	q.drop(kindNames[kind], reason, n)
 	return false
 }
 
@@ -195,16 +244,16 @@ func (q *Channel) worker() {
 	defer timer.Stop()
 	flush := func() {
 		if nflows > 0 {
-			q.write("flow", nflows, func(ctx context.Context) error { _, err := q.w.WriteFlowBatches(ctx, flows); return err })
+			q.write(kindFlow, nflows, func(ctx context.Context) error { _, err := q.w.WriteFlowBatches(ctx, flows); return err })
 			clear(flows)
 			flows, nflows = flows[:0], 0
 		}
 		if len(syslog) > 0 {
-			q.write("syslog", len(syslog), func(ctx context.Context) error { return q.w.WriteSyslog(ctx, syslog) })
+			q.write(kindSyslog, len(syslog), func(ctx context.Context) error { return q.w.WriteSyslog(ctx, syslog) })
 			syslog = syslog[:0]
 		}
 		if len(telemetry) > 0 {
-			q.write("telemetry", len(telemetry), func(ctx context.Context) error { return q.w.WriteTelemetry(ctx, telemetry) })
+			q.write(kindTelemetry, len(telemetry), func(ctx context.Context) error { return q.w.WriteTelemetry(ctx, telemetry) })
 			telemetry = telemetry[:0]
 		}
 	}
@@ -232,7 +281,9 @@ func (q *Channel) worker() {
 }
 
 // write runs fn with retries; records are counted written or dropped.
-func (q *Channel) write(kind string, n int, fn func(ctx context.Context) error) {
+func (q *Channel) write(k, n int, fn func(ctx context.Context) error) {
+	defer q.pending[k].Add(-int64(n))
+	kind := kindNames[k]
 	var err error
 	for attempt := 0; attempt <= q.cfg.Retries; attempt++ {
 		if attempt > 0 {

@@ -111,3 +111,40 @@ func TestQueueConservation(t *testing.T) {
 		t.Errorf("queue_full %v, refused %d", full, refused)
 	}
 }
+
+// TestQueueTelemetryBound: telemetry is bounded in batches held, whatever
+// room the channel has; what was refused is counted, the rest written, and
+// the bound frees up as batches are written.
+func TestQueueTelemetryBound(t *testing.T) {
+	db := storetest.OpenSQLite(t)
+	cfg := DefaultConfig()
+	cfg.TelemetryRecords, cfg.Workers, cfg.FlushEvery = 10, 1, time.Hour
+	q := New(slog.New(slog.DiscardHandler), cfg, db, nil)
+	// Not started: nothing is written, so the bound is reached.
+	accepted := 0
+	for i := range 15 {
+		if q.PutTelemetry([]record.Telemetry{{AgentID: 1, Seq: uint64(i + 1)}}) {
+			accepted++
+		}
+	}
+	if accepted != 10 || q.pending[kindTelemetry].Load() != 10 {
+		t.Fatalf("accepted %d, pending %d; want 10 and 10", accepted, q.pending[kindTelemetry].Load())
+	}
+	if full := testutil.ToFloat64(q.dropped.WithLabelValues("telemetry", "queue_full")); full != 5 {
+		t.Errorf("queue_full %v, want 5", full)
+	}
+	// Flows are bounded apart: telemetry's bound does not refuse them.
+	if !q.PutFlows(flows(3, 1_700_000_000)) {
+		t.Error("flows refused by the telemetry bound")
+	}
+	_ = q.Start()
+	_ = q.Stop()
+	if p := q.pending[kindTelemetry].Load(); p != 0 {
+		t.Errorf("pending after the writes %d, want 0", p)
+	}
+	written := testutil.ToFloat64(q.records.WithLabelValues("telemetry", "written"))
+	dropped := testutil.ToFloat64(q.records.WithLabelValues("telemetry", "dropped"))
+	if written+dropped != 15 || dropped != 5 {
+		t.Errorf("written %v + dropped %v, want 10 + 5 (agent 1 does not exist: the store drops its batches silently but the queue wrote them)", written, dropped)
+	}
+}
