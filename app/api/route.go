@@ -10,9 +10,9 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/gin-gonic/gin"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/gin-gonic/gin"
 )
 
 // Perm is the access class of a route: the auth column of spec section 4,
