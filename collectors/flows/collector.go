@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -86,9 +87,13 @@ type Collector struct {
 	inodes inodeList // of conns, for the kernel-drop metric
 	// work has one queue per worker; an exporter always goes to the same
 	// one, so its datagrams are decoded in arrival order (a v9/IPFIX data
-	// set must not overtake the template before it).
-	work    []chan datagram
-	pool    sync.Pool
+	// set must not overtake the template before it). A worker is handed
+	// all its datagrams of one recvmmsg call at once: a channel send and
+	// wake-up per datagram cost the scheduler more than decoding did.
+	work    []chan *[]datagram
+	backlog []atomic.Int64 // datagrams handed to each worker, not yet decoded
+	pool    sync.Pool      // datagram buffers
+	groups  sync.Pool      // *[]datagram
 	readers sync.WaitGroup
 	workers sync.WaitGroup
 	stop    chan struct{}
@@ -117,6 +122,7 @@ func New(log *slog.Logger, cfg Config, sink record.Sink, templates TemplateStore
 	c := &Collector{log: log, cfg: cfg, sink: sink, templates: templates, dec: netflow.NewDecoder(cfg.NetFlow)}
 	c.m = newMetrics(reg, c.KernelDrops)
 	c.pool.New = func() any { b := make([]byte, 65536); return &b }
+	c.groups.New = func() any { g := make([]datagram, 0, readBatch); return &g }
 	return c
 }
 
@@ -138,6 +144,7 @@ func (c *Collector) Start() error {
 			c.log.Info("flow templates loaded", "count", len(ts))
 		}
 	}
+	var sflowOnly []bool // of c.conns
 	for _, l := range []struct {
 		addr  string
 		sflow bool
@@ -159,14 +166,18 @@ func (c *Collector) Start() error {
 		c.conns = append(c.conns, conn)
 		c.inodes.append(udpsock.Inode(conn))
 		c.log.Info("flow listener started", "addr", conn.LocalAddr().String(), "sflow_only", l.sflow)
-		c.readers.Add(1)
-		go c.read(conn, l.sflow)
+		sflowOnly = append(sflowOnly, l.sflow)
 	}
-	c.work = make([]chan datagram, c.cfg.Workers)
+	c.work = make([]chan *[]datagram, c.cfg.Workers)
+	c.backlog = make([]atomic.Int64, c.cfg.Workers)
 	for i := range c.work {
-		c.work[i] = make(chan datagram, max(c.cfg.Backlog/c.cfg.Workers, 1))
+		c.work[i] = make(chan *[]datagram, max(c.cfg.Backlog/c.cfg.Workers, 1))
 		c.workers.Add(1)
-		go c.worker(c.work[i])
+		go c.worker(i)
+	}
+	for i, conn := range c.conns {
+		c.readers.Add(1)
+		go c.read(conn, sflowOnly[i])
 	}
 	c.stop = make(chan struct{})
 	c.saver.Add(1)
@@ -266,6 +277,7 @@ func (c *Collector) read(conn *net.UDPConn, sflowOnly bool) {
 	}
 	msgs := make([]ipv4.Message, readBatch)
 	bufs := make([]*[]byte, readBatch)
+	groups := make([]*[]datagram, len(c.work))
 	for {
 		for i := range msgs {
 			if bufs[i] == nil {
@@ -292,18 +304,45 @@ func (c *Collector) read(conn *net.UDPConn, sflowOnly bool) {
 				addr, _ = netip.AddrFromSlice(ua.IP)
 				addr = addr.Unmap()
 			}
-			select {
-			case c.work[udpsock.Shard(addr, len(c.work))] <- datagram{buf: bufs[i], n: msgs[i].N, from: addr, sflow: sflowOnly, at: at}:
-				bufs[i] = nil // the worker returns it to the pool
-			default:
-				c.m.rejected.WithLabelValues("unknown", "backlog_full").Inc()
+			w := udpsock.Shard(addr, len(c.work))
+			if groups[w] == nil {
+				groups[w] = c.groups.Get().(*[]datagram)
 			}
+			*groups[w] = append(*groups[w], datagram{buf: bufs[i], n: msgs[i].N, from: addr, sflow: sflowOnly, at: at})
+			bufs[i] = nil // the worker returns it to the pool
+		}
+		for w, g := range groups {
+			if g == nil {
+				continue
+			}
+			groups[w] = nil
+			if c.backlog[w].Add(int64(len(*g))) <= int64(max(c.cfg.Backlog/len(c.work), 1)) {
+				select {
+				case c.work[w] <- g:
+					continue
+				default:
+				}
+			}
+			c.backlog[w].Add(-int64(len(*g)))
+			c.m.rejected.WithLabelValues("unknown", "backlog_full").Add(float64(len(*g)))
+			c.release(g)
 		}
 	}
 }
 
-func (c *Collector) worker(work chan datagram) {
+// release returns a group's buffers and the group to their pools.
+func (c *Collector) release(g *[]datagram) {
+	for i := range *g {
+		c.pool.Put((*g)[i].buf)
+		(*g)[i] = datagram{}
+	}
+	*g = (*g)[:0]
+	c.groups.Put(g)
+}
+
+func (c *Collector) worker(w int) {
 	defer c.workers.Done()
+	work := c.work[w]
 	batch := make([]record.Flow, 0, c.cfg.BatchFlows)
 	tick := time.NewTicker(c.cfg.BatchEvery)
 	defer tick.Stop()
@@ -320,16 +359,19 @@ func (c *Collector) worker(work chan datagram) {
 	}
 	for {
 		select {
-		case d, ok := <-work:
+		case g, ok := <-work:
 			if !ok {
 				flush()
 				return
 			}
-			batch = c.decode(d, batch)
-			c.pool.Put(d.buf)
-			if len(batch) >= c.cfg.BatchFlows {
-				flush()
+			for _, d := range *g {
+				batch = c.decode(d, batch)
+				if len(batch) >= c.cfg.BatchFlows {
+					flush()
+				}
 			}
+			c.backlog[w].Add(-int64(len(*g)))
+			c.release(g)
 		case <-tick.C:
 			flush()
 		}
@@ -367,8 +409,9 @@ func (c *Collector) decode(d datagram, out []record.Flow) []record.Flow {
 		c.m.rejected.WithLabelValues(proto, "malformed").Inc()
 		return out[:before]
 	}
-	c.m.decoded.WithLabelValues(proto).Inc()
-	c.m.flows.WithLabelValues(proto).Add(float64(len(out) - before))
+	pc := c.m.byProto[proto]
+	pc.decoded.Inc()
+	pc.flows.Add(float64(len(out) - before))
 	return out
 }
 

@@ -14,7 +14,19 @@ type metrics struct {
 	handed         prometheus.Counter
 	sinkFull       prometheus.Counter
 	kernelDrops    prometheus.CounterFunc
+
+	// byProto holds each protocol's decoded and flows counters resolved
+	// once: a label lookup per datagram hashed the label every time (4% of
+	// the collector's CPU at 85 000 datagrams/s).
+	byProto map[string]protoCounters
 }
+
+type protoCounters struct {
+	decoded, flows prometheus.Counter
+}
+
+// Protocols are the values of the proto label.
+var Protocols = []string{"netflow5", "netflow9", "ipfix", "sflow5"}
 
 func newMetrics(reg prometheus.Registerer, kernelDrops func() float64) *metrics {
 	m := &metrics{
@@ -26,6 +38,10 @@ func newMetrics(reg prometheus.Registerer, kernelDrops func() float64) *metrics 
 		handed:         prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_flow_records_queued_total", Help: "Flow records handed to the ingest queue."}),
 		sinkFull:       prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_flow_records_dropped_total", Help: "Flow records dropped because the ingest queue was full."}),
 		kernelDrops:    prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "netmon_flow_kernel_drops_total", Help: "Datagrams the kernel dropped on the flow sockets because their buffers were full (/proc/net/udp; 0 where unavailable)."}, kernelDrops),
+	}
+	m.byProto = make(map[string]protoCounters, len(Protocols))
+	for _, p := range Protocols {
+		m.byProto[p] = protoCounters{decoded: m.decoded.WithLabelValues(p), flows: m.flows.WithLabelValues(p)}
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.decoded, m.rejected, m.flows, m.templateMisses, m.skippedSamples, m.handed, m.sinkFull, m.kernelDrops} {

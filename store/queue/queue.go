@@ -12,6 +12,7 @@ package queue
 import (
 	"context"
 	"log/slog"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,7 +59,7 @@ type Config struct {
 // DefaultConfig: 4 workers; up to 4 M flows (about 4 s at a million flows a
 // second, 420 MB), 1 M syslog events and 32 768 telemetry batches (10 s of
 // 100 000 agents at a 30 s interval, about 260 MB) in memory; up to
-// 100 000 records a transaction gathered for up to a second; 3 retries 2 s
+// 1 M records a transaction gathered for up to a second; 3 retries 2 s
 // apart. A second of records per transaction lets the store sum a
 // conversation's records into one row update instead of many: that, not
 // decoding, is the cost of a busy collector. The telemetry bound rides out
@@ -66,7 +67,7 @@ type Config struct {
 // without turning agents away.
 func DefaultConfig() Config {
 	return Config{Capacity: 65536, FlowRecords: 4 << 20, SyslogRecords: 1 << 20, TelemetryRecords: 32768,
-		Workers: 4, BatchMax: 100000, FlushEvery: time.Second, Retries: 3, RetryDelay: 2 * time.Second}
+		Workers: 4, BatchMax: 1 << 20, FlushEvery: time.Second, Retries: 3, RetryDelay: 2 * time.Second}
 }
 
 // Kinds of record, indexes of Channel.pending.
@@ -78,8 +79,16 @@ const (
 
 var kindNames = [...]string{"flow", "syslog", "telemetry"}
 
+// flowInbox is one worker's queue of flow batches. It is a list, not a
+// channel, so a batch split by exporter over several workers is taken
+// whole or refused whole: the pending bound decides, not a channel's room.
+type flowInbox struct {
+	mu    sync.Mutex
+	parts [][]record.Flow
+	wake  chan struct{} // capacity 1: "parts is not empty"
+}
+
 type item struct {
-	flows     []record.Flow
 	syslog    []record.SyslogEvent
 	telemetry []record.Telemetry
 }
@@ -94,6 +103,13 @@ type Channel struct {
 
 	mu     sync.RWMutex // guards closed against Put racing Stop
 	closed bool
+
+	// inbox holds each worker's flow batches: flows are routed by exporter
+	// so that one writer sums all of an exporter's records and every
+	// aggregate row is upserted by one writer only (four writers summing
+	// the same conversations wrote each row four times, and on
+	// PostgreSQL waited on each other's row locks).
+	inbox []flowInbox
 
 	// pending counts each kind's records from Put until written or
 	// dropped; limit is its bound.
@@ -134,6 +150,10 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 	}
 	q := &Channel{log: log, cfg: cfg, w: w, ch: make(chan item, cfg.Capacity)}
 	q.limit = [3]int64{int64(cfg.FlowRecords), int64(cfg.SyslogRecords), int64(cfg.TelemetryRecords)}
+	q.inbox = make([]flowInbox, cfg.Workers)
+	for i := range q.inbox {
+		q.inbox[i].wake = make(chan struct{}, 1)
+	}
 	q.records = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "netmon_ingest_records_total", Help: "Records leaving the ingest queue, by kind (flow, syslog, telemetry) and result (written, dropped).",
 	}, []string{"kind", "result"})
@@ -141,7 +161,7 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 		Name: "netmon_ingest_dropped_total", Help: "Records dropped by the ingest path, by kind and reason (queue_full, store_error, closed).",
 	}, []string{"kind", "reason"})
 	q.depth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "netmon_ingest_queue_depth", Help: "Batches waiting in the ingest queue.",
+		Name: "netmon_ingest_queue_depth", Help: "Syslog and telemetry batches waiting in the ingest queue's channel (all kinds, records: netmon_ingest_pending_records).",
 	}, func() float64 { return float64(len(q.ch)) })
 	cs := []prometheus.Collector{q.records, q.dropped, q.depth}
 	for k, name := range kindNames {
@@ -158,12 +178,87 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 	return q
 }
 
-// PutFlows queues a copy of fs; false (and counted) when the queue is full.
+// PutFlows queues a copy of fs, split by exporter over the writers; false
+// (and counted) when the queue is full.
 func (q *Channel) PutFlows(fs []record.Flow) bool {
 	if len(fs) == 0 {
 		return true
 	}
-	return q.put(item{flows: append([]record.Flow(nil), fs...)}, kindFlow, len(fs))
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	n := int64(len(fs))
+	reason := "closed"
+	if !q.closed {
+		if q.pending[kindFlow].Add(n) <= q.limit[kindFlow] {
+			q.routeFlows(fs)
+			return true
+		}
+		q.pending[kindFlow].Add(-n)
+		reason = "queue_full"
+	}
+	q.drop(kindNames[kindFlow], reason, len(fs))
+	return false
+}
+
+// routeFlows copies fs into one part per writer, by exporter.
+func (q *Channel) routeFlows(fs []record.Flow) {
+	w := len(q.inbox)
+	if w == 1 {
+		q.deliver(0, append([]record.Flow(nil), fs...))
+		return
+	}
+	// Batches usually come from one exporter or a few: the shard of the
+	// last exporter seen is reused.
+	shards := make([]uint8, len(fs))
+	counts := make([]int, w)
+	var last netip.Addr
+	lastShard := 0
+	for i := range fs {
+		if i == 0 || fs[i].Exporter != last {
+			last, lastShard = fs[i].Exporter, shardOf(fs[i].Exporter, w)
+		}
+		shards[i] = uint8(lastShard)
+		counts[lastShard]++
+	}
+	parts := make([][]record.Flow, w)
+	for i, c := range counts {
+		if c == len(fs) {
+			q.deliver(i, append([]record.Flow(nil), fs...))
+			return
+		}
+		if c > 0 {
+			parts[i] = make([]record.Flow, 0, c)
+		}
+	}
+	for i := range fs {
+		parts[shards[i]] = append(parts[shards[i]], fs[i])
+	}
+	for i, p := range parts {
+		if len(p) > 0 {
+			q.deliver(i, p)
+		}
+	}
+}
+
+func (q *Channel) deliver(w int, part []record.Flow) {
+	in := &q.inbox[w]
+	in.mu.Lock()
+	in.parts = append(in.parts, part)
+	in.mu.Unlock()
+	select {
+	case in.wake <- struct{}{}:
+	default: // already signalled
+	}
+}
+
+// shardOf spreads exporters over n writers (FNV-1a of the address).
+func shardOf(a netip.Addr, n int) int {
+	b := a.As16()
+	var h uint32 = 2166136261
+	for _, x := range b {
+		h = (h ^ uint32(x)) * 16777619
+	}
+	return int(h % uint32(n))
 }
 
 // PutSyslog queues a copy of es; false (and counted) when the queue is full.
@@ -209,9 +304,9 @@ func (q *Channel) drop(kind, reason string, n int) {
 
 // Start launches the writers.
 func (q *Channel) Start() error {
-	for range q.cfg.Workers {
+	for i := range q.cfg.Workers {
 		q.wg.Add(1)
-		go q.worker()
+		go q.worker(i)
 	}
 	return nil
 }
@@ -232,8 +327,9 @@ func (q *Channel) Stop() error {
 
 // worker gathers items into a batch until BatchMax records or FlushEvery,
 // then writes it.
-func (q *Channel) worker() {
+func (q *Channel) worker(id int) {
 	defer q.wg.Done()
+	in := &q.inbox[id]
 	// Flow batches are kept as queued (each already a copy) and summed by
 	// the store where they lie: no second copy of every record.
 	var flows [][]record.Flow
@@ -257,16 +353,30 @@ func (q *Channel) worker() {
 			telemetry = telemetry[:0]
 		}
 	}
+	takeFlows := func() {
+		in.mu.Lock()
+		for _, p := range in.parts {
+			flows = append(flows, p)
+			nflows += len(p)
+		}
+		clear(in.parts)
+		in.parts = in.parts[:0]
+		in.mu.Unlock()
+	}
 	for {
 		select {
+		case <-in.wake:
+			takeFlows()
+			if nflows+len(syslog)+len(telemetry) >= q.cfg.BatchMax {
+				flush()
+			}
 		case it, ok := <-q.ch:
 			if !ok {
+				// Stop closed the channel after the last Put: what is in
+				// the inbox now is all there will be.
+				takeFlows()
 				flush()
 				return
-			}
-			if len(it.flows) > 0 {
-				flows = append(flows, it.flows)
-				nflows += len(it.flows)
 			}
 			syslog = append(syslog, it.syslog...)
 			telemetry = append(telemetry, it.telemetry...)

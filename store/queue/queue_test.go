@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/netip"
+	"sync"
 	"testing"
 	"time"
 
@@ -91,7 +92,7 @@ func TestQueueWritesEverything(t *testing.T) {
 func TestQueueConservation(t *testing.T) {
 	db := storetest.OpenSQLite(t)
 	cfg := DefaultConfig()
-	cfg.Capacity, cfg.Workers, cfg.FlushEvery = 4, 1, 5*time.Millisecond
+	cfg.FlowRecords, cfg.Workers, cfg.FlushEvery = 400, 1, 5*time.Millisecond
 	q := New(slog.New(slog.DiscardHandler), cfg, slowWriter{db, 20 * time.Millisecond}, nil)
 	_ = q.Start()
 	sent, refused := 0, 0
@@ -146,5 +147,113 @@ func TestQueueTelemetryBound(t *testing.T) {
 	dropped := testutil.ToFloat64(q.records.WithLabelValues("telemetry", "dropped"))
 	if written+dropped != 15 || dropped != 5 {
 		t.Errorf("written %v + dropped %v, want 10 + 5 (agent 1 does not exist: the store drops its batches silently but the queue wrote them)", written, dropped)
+	}
+}
+
+// recordingWriter notes which exporters each flow write carried.
+type recordingWriter struct {
+	*store.DB
+	mu    sync.Mutex
+	calls []map[netip.Addr]int
+}
+
+func (w *recordingWriter) WriteFlowBatches(ctx context.Context, bs [][]record.Flow) (int, error) {
+	seen := map[netip.Addr]int{}
+	for _, b := range bs {
+		for _, f := range b {
+			seen[f.Exporter]++
+		}
+	}
+	w.mu.Lock()
+	w.calls = append(w.calls, seen)
+	w.mu.Unlock()
+	return w.DB.WriteFlowBatches(ctx, bs)
+}
+
+// TestQueueRoutesByExporter: batches mixing exporters are split so that
+// each exporter's records go to one writer (the one shardOf names), none
+// is lost or doubled, and the store's sums are exact.
+func TestQueueRoutesByExporter(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		w := &recordingWriter{DB: db}
+		cfg := DefaultConfig()
+		cfg.Workers, cfg.FlushEvery = 4, 10*time.Millisecond
+		q := New(slog.New(slog.DiscardHandler), cfg, w, nil)
+		_ = q.Start()
+		ts := time.Now().Truncate(time.Hour).Unix()
+		exporters := []netip.Addr{netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("192.0.2.2"), netip.MustParseAddr("2001:db8::3"), netip.MustParseAddr("198.51.100.4")}
+		for round := range 30 {
+			batch := flows(200, ts)
+			for i := range batch {
+				batch[i].Exporter = exporters[(i+round)%len(exporters)]
+			}
+			if !q.PutFlows(batch) {
+				t.Fatal("refused")
+			}
+		}
+		_ = q.Stop()
+		total := map[netip.Addr]int{}
+		for _, c := range w.calls {
+			for e, n := range c {
+				total[e] += n
+			}
+		}
+		for _, e := range exporters {
+			if total[e] != 1500 {
+				t.Errorf("exporter %s: %d records written, want 1500", e, total[e])
+			}
+		}
+		if got := testutil.ToFloat64(q.records.WithLabelValues("flow", "written")); got != 6000 {
+			t.Errorf("written %v, want 6000", got)
+		}
+		if p := q.pending[kindFlow].Load(); p != 0 {
+			t.Errorf("pending %d after Stop", p)
+		}
+		rows, err := db.TopFlows(context.Background(), ts, 1000, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nflows int64
+		for _, r := range rows {
+			nflows += r.Flows
+		}
+		if nflows != 6000 {
+			t.Errorf("stored %d flows, want 6000", nflows)
+		}
+	})
+}
+
+// TestRouteFlows: a mixed batch lands in the inboxes of its exporters'
+// writers, each part holding only its writer's exporters, in order.
+func TestRouteFlows(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Workers = 3
+	q := New(slog.New(slog.DiscardHandler), cfg, nil, nil) // not started
+	batch := flows(90, 1_700_000_000)
+	for i := range batch {
+		batch[i].Exporter = netip.AddrFrom4([4]byte{10, 0, 0, byte(i % 7)})
+		batch[i].Packets = uint64(i)
+	}
+	if !q.PutFlows(batch) {
+		t.Fatal("refused")
+	}
+	n := 0
+	for w := range q.inbox {
+		for _, part := range q.inbox[w].parts {
+			prev := -1
+			for _, f := range part {
+				if shardOf(f.Exporter, 3) != w {
+					t.Errorf("exporter %s in writer %d's inbox", f.Exporter, w)
+				}
+				if int(f.Packets) <= prev {
+					t.Errorf("order not kept in writer %d", w)
+				}
+				prev = int(f.Packets)
+				n++
+			}
+		}
+	}
+	if n != 90 {
+		t.Errorf("%d records routed, want 90", n)
 	}
 }
