@@ -149,8 +149,10 @@ func New(log *slog.Logger, cfg Config, db Store, sink record.Sink, limit Limiter
 // TLS reports whether client certificates can be issued.
 func (s *Service) TLS() bool { return s.ca != nil }
 
-// Start launches the archive loop when enabled.
+// Start warms the intake's memory of the enrolled agents and launches the
+// archive loop when enabled.
 func (s *Service) Start() error {
+	s.warm()
 	if !s.cfg.Archive || s.cfg.ArchiveDays <= 0 {
 		return nil
 	}
@@ -173,6 +175,29 @@ func (s *Service) Start() error {
 		}
 	}()
 	return nil
+}
+
+// warm loads every enrolled agent's token and last batch before the hub
+// listens: after a restart a whole fleet's next batches would otherwise
+// each resolve their token in the database within one interval (100 000
+// agents: 3 300 extra queries a second for 30 s). One query instead; a
+// failure only logs, the lookups then happen on demand.
+func (s *Service) warm() {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	as, err := s.db.ListAgents(ctx, "")
+	if err != nil {
+		s.log.Warn("agent cache not warmed; tokens resolve on first use", "error", err)
+		return
+	}
+	for _, a := range as {
+		s.remember(a)
+		s.cacheToken(a.TokenHash, a)
+	}
+	if len(as) > 0 {
+		s.log.Info("agent cache warmed", "agents", len(as), "duration", time.Since(start).Round(time.Millisecond))
+	}
 }
 
 // Stop ends the archive loop.
