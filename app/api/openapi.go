@@ -24,7 +24,8 @@ type renderedDoc struct {
 
 const apiDescription = `netmon's hub API. Conventions:
 
-* Bodies are JSON; timestamps named ` + "`ts`" + ` are Unix seconds.
+* Bodies are JSON; timestamps named ` + "`ts`" + ` are Unix seconds. Member names match in any case, a name given twice
+  in one object is refused (400), invalid UTF-8 in a string becomes U+FFFD, unknown names are ignored.
 * Every error other than the authentication failure is ` + "`{\"error\": \"<message>\"}`" + ` with a fitting status:
   400 for a malformed or out-of-range parameter (the message names the parameter and its range),
   404 for an unknown ` + "`/api/...`" + ` path, 405 (with an ` + "`Allow`" + ` header) for a wrong method,
