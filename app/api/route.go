@@ -172,10 +172,15 @@ var bodyOptions = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true), jso
 
 // bodyError turns a decoding error into the API's 400 message.
 func bodyError(err error) error {
+	// Semantic errors get a message of ours: json/v2 words its own
+	// "cannot" or "unable to" at random, so that nobody depends on it.
 	var semErr *jsonv2.SemanticError
-	if errors.As(err, &semErr) && semErr.GoType != nil && semErr.JSONPointer != "" && !errors.Is(err, io.ErrUnexpectedEOF) {
+	if errors.As(err, &semErr) && semErr.GoType != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		var synErr *jsontext.SyntacticError
 		if !errors.As(err, &synErr) {
+			if semErr.JSONPointer == "" {
+				return Errorf(http.StatusBadRequest, "request body: must be %s", jsonKind(semErr.GoType))
+			}
 			field := strings.ReplaceAll(strings.TrimPrefix(string(semErr.JSONPointer), "/"), "/", ".")
 			return Errorf(http.StatusBadRequest, "request body: field %q must be %s", field, jsonKind(semErr.GoType))
 		}

@@ -156,6 +156,7 @@ func TestBodies(t *testing.T) {
 		{desc: "malformed JSON", body: `{"name":`, wantStatus: 400, wantBody: `{"error":"request body: invalid JSON: unexpected EOF"}`},
 		{desc: "wrong field type", body: `{"count":"two"}`, wantStatus: 400, wantBody: `{"error":"request body: field \"count\" must be an integer"}`},
 		{desc: "trailing data", body: `{"name":"a"} {}`, wantStatus: 400, wantBody: `{"error":"request body: unexpected data after the JSON value"}`},
+		{desc: "array instead of object", body: `[1]`, wantStatus: 400, wantBody: `{"error":"request body: must be an object"}`},
 		{desc: "name given twice", body: `{"name":"a","name":"b"}`, wantStatus: 400, wantBody: `{"error":"request body: invalid JSON: duplicate object member name \"name\""}`},
 		{desc: "bad character", body: `{"name":'a'}`, wantStatus: 400, wantBody: `{"error":"request body: invalid JSON: invalid character '\\'' at start of value within \"/name\" after offset 8"}`},
 		{desc: "names match in any case", body: `{"Name":"a","COUNT":3}`, wantStatus: 200, wantBody: `{"name":"a","count":3}`},

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"reflect"
 	"unicode/utf8"
@@ -83,6 +84,7 @@ func (c *Conns) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if err != nil {
 		return err
 	}
+	at := dec.StackPointer() // where raw is in the document
 	if raw.Kind() == 'n' {
 		c.doc, c.n = []byte("[]"), 0
 		return nil
@@ -105,6 +107,11 @@ func (c *Conns) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	}
 	var list []wire.Connection
 	if err := jsonv2.Unmarshal(raw, &list, jsontext.AllowInvalidUTF8(true), jsonv2.MatchCaseInsensitiveNames(true)); err != nil {
+		// The error's pointer is within raw; make it the body's.
+		var se *jsonv2.SemanticError
+		if errors.As(err, &se) {
+			se.JSONPointer = at + se.JSONPointer
+		}
 		return err
 	}
 	if len(list) > maxConnections {
