@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -54,12 +53,7 @@ func BenchmarkFleet(b *testing.B) {
 	if *fleetDB == "postgres" {
 		dsn = storetest.PostgresDSN(b)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := freePort(b)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	for range b.N {
 		cmd := exec.Command(*measureBinary, "hub", "-port", strconv.Itoa(port), "-db", dsn, "-log-level", "warn",
@@ -377,12 +371,7 @@ func BenchmarkAgentBinary(b *testing.B) {
 		b.Skip("needs -measure-binary (make bench-fleet)")
 	}
 	dir := b.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := freePort(b)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	hub := func(interval string) *exec.Cmd {
 		cmd := exec.Command(*measureBinary, "hub", "-port", strconv.Itoa(port), "-db", filepath.Join(dir, "netmon.db"), "-log-level", "warn",

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -37,12 +36,7 @@ func BenchmarkHubBinary(b *testing.B) {
 		b.Skip("needs -measure-binary (make bench-http)")
 	}
 	dir := b.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := freePort(b)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 
 	for range b.N {

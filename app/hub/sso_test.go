@@ -32,7 +32,8 @@ func ssoHub(t *testing.T, dsn string) (*testHub, *oidctest.Server) {
 	return h, idp
 }
 
-func freePort(t *testing.T) int {
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
