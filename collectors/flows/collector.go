@@ -22,8 +22,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/net/ipv4"
-	"golang.org/x/net/ipv6"
 
 	"netmon/collectors/flows/netflow"
 	"netmon/collectors/flows/sflow"
@@ -263,29 +261,25 @@ func (a *inodeList) reset() {
 // syscall per datagram would cost more than decoding its flows.
 const readBatch = 64
 
-// batchReader is golang.org/x/net's ipv4 or ipv6 PacketConn (recvmmsg on
-// Linux, one datagram a call elsewhere).
-type batchReader interface {
-	ReadBatch(ms []ipv4.Message, flags int) (int, error)
-}
-
 func (c *Collector) read(conn *net.UDPConn, sflowOnly bool) {
 	defer c.readers.Done()
-	var br batchReader = ipv6.NewPacketConn(conn)
-	if la, ok := conn.LocalAddr().(*net.UDPAddr); ok && la.IP.To4() != nil {
-		br = ipv4.NewPacketConn(conn)
+	br, err := udpsock.NewBatchReader(conn, readBatch)
+	if err != nil {
+		c.log.Error("flow listener cannot read", "error", err)
+		return
 	}
-	msgs := make([]ipv4.Message, readBatch)
+	msgs := make([]udpsock.Msg, readBatch)
 	bufs := make([]*[]byte, readBatch)
+	views := make([][]byte, readBatch)
 	groups := make([]*[]datagram, len(c.work))
 	for {
-		for i := range msgs {
+		for i := range bufs {
 			if bufs[i] == nil {
 				bufs[i] = c.pool.Get().(*[]byte)
-				msgs[i].Buffers = [][]byte{*bufs[i]}
+				views[i] = *bufs[i]
 			}
 		}
-		n, err := br.ReadBatch(msgs, 0)
+		n, err := br.Read(views, msgs)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				for _, b := range bufs {
@@ -299,11 +293,7 @@ func (c *Collector) read(conn *net.UDPConn, sflowOnly bool) {
 		}
 		at := time.Now()
 		for i := range n {
-			var addr netip.Addr
-			if ua, ok := msgs[i].Addr.(*net.UDPAddr); ok {
-				addr, _ = netip.AddrFromSlice(ua.IP)
-				addr = addr.Unmap()
-			}
+			addr := msgs[i].Addr
 			w := udpsock.Shard(addr, len(c.work))
 			if groups[w] == nil {
 				groups[w] = c.groups.Get().(*[]datagram)
