@@ -179,7 +179,7 @@ func (t *Tx) RenameAgent(ctx context.Context, id int64, name string) error {
 // SetAgentCert records the expiry of the client certificate last issued
 // to agent id.
 func (db *DB) SetAgentCert(ctx context.Context, id, notAfter int64) error {
-	if _, err := db.writer.ExecContext(ctx, `UPDATE agents SET cert_not_after = $1 WHERE id = $2`, notAfter, id); err != nil {
+	if _, err := db.exec(ctx, `UPDATE agents SET cert_not_after = $1 WHERE id = $2`, notAfter, id); err != nil {
 		return fmt.Errorf("set agent %d certificate: %w", id, err)
 	}
 	return nil
@@ -205,14 +205,29 @@ func (db *DB) OfflineAgents(ctx context.Context, before int64) ([]int64, error) 
 	return ids, rows.Err()
 }
 
-// WriteTelemetry stores a batch of telemetry in one transaction: one
-// history sample per (agent, seq) — a repeated seq is ignored — and each
-// agent's latest state from its highest seq. Batches of agents deleted
-// meanwhile are dropped silently: the agent is gone.
-func (db *DB) WriteTelemetry(ctx context.Context, ts []record.Telemetry) error {
-	if len(ts) == 0 {
-		return nil
+// telemetryChunk is how many batches are written between two looks for a
+// waiting priority writer (a few milliseconds of work).
+const telemetryChunk = 256
+
+// WriteTelemetry stores telemetry batches as bulk ingest (see DB.ingest):
+// one history sample per (agent, seq) — a repeated seq is ignored — and
+// each agent's latest state from its highest seq. Batches of agents
+// deleted meanwhile are dropped silently: the agent is gone. It returns
+// how many of ts are committed, also on error: retry only the rest.
+func (db *DB) WriteTelemetry(ctx context.Context, ts []record.Telemetry) (int, error) {
+	n, err := db.ingest(ctx, len(ts), telemetryChunk, func(tx *sql.Tx, from, to int) error {
+		return db.writeTelemetry(ctx, tx, ts[from:to])
+	})
+	if err != nil {
+		return n, fmt.Errorf("write telemetry: %w", err)
 	}
+	return n, nil
+}
+
+// writeTelemetry writes one chunk of batches in tx. Each chunk stands on
+// its own: the last_seq guard keeps an older chunk from overwriting a
+// newer state, and dropped counts add up in any order.
+func (db *DB) writeTelemetry(ctx context.Context, tx *sql.Tx, ts []record.Telemetry) error {
 	// Latest batch per agent: only it updates the agent row. Parallel
 	// queue writers may hold older batches of the same agent; the
 	// last_seq guard keeps them from overwriting a newer state.
@@ -233,7 +248,7 @@ func (db *DB) WriteTelemetry(ctx context.Context, ts []record.Telemetry) error {
 	// A fixed lock order (agent id) keeps two PostgreSQL writers from
 	// deadlocking on each other's agent rows.
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(ts[a].AgentID, ts[b].AgentID) })
-	err := db.WithTx(ctx, func(tx *sql.Tx) error {
+	{
 		err := execValues(ctx, tx, len(ts), valuesChunk, func(n int) string {
 			return `INSERT INTO agent_samples (agent_id, seq, ts, rx_bps, tx_bps, local_bps, pps, has_rate, conns)
 				SELECT v.column1, v.column2, v.column3, v.column4, v.column5, v.column6, v.column7, v.column8, v.column9
@@ -273,11 +288,7 @@ func (db *DB) WriteTelemetry(ctx context.Context, ts []record.Telemetry) error {
 			}
 		}
 		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("write telemetry: %w", err)
 	}
-	return nil
 }
 
 // AgentSample is one history point of an agent (spec 2.9 history item):

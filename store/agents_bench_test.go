@@ -47,7 +47,7 @@ func BenchmarkWriteTelemetry(b *testing.B) {
 					batch[i] = record.Telemetry{AgentID: id, Seq: seq, TS: int64(1000 + seq), HasRates: true, In: 1, Out: 2, PPS: 3,
 						Rates: []byte(`[{"name":"eth0","rx_bps":1}]`), Counters: []byte(`[{"name":"eth0","rx_bytes":1}]`), Connections: cj, Conns: 50}
 				}
-				if err := db.WriteTelemetry(ctx, batch); err != nil {
+				if _, err := db.WriteTelemetry(ctx, batch); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -41,7 +41,7 @@ func TestWriteTelemetryOrder(t *testing.T) {
 			{tel(a, 1, 1), tel(a, 2, 2), tel(a, 4, 4)}, // older, plus a repeat of 4
 			{tel(gone, 1, 1)},
 		} {
-			if err := db.WriteTelemetry(ctx, batch); err != nil {
+			if _, err := db.WriteTelemetry(ctx, batch); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -59,7 +59,7 @@ func TestWriteTelemetryOrder(t *testing.T) {
 		if err := db.InTx(ctx, func(tx *store.Tx) error { _, err := tx.DeleteAgent(ctx, gone); return err }); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.WriteTelemetry(ctx, []record.Telemetry{tel(gone, 2, 1)}); err != nil {
+		if _, err := db.WriteTelemetry(ctx, []record.Telemetry{tel(gone, 2, 1)}); err != nil {
 			t.Fatalf("a deleted agent's batch: %v", err)
 		}
 		if s, _ := db.AgentSeqs(ctx, gone); len(s) != 0 {
@@ -131,7 +131,7 @@ func TestWriteTelemetryChunks(t *testing.T) {
 					Rates: []byte(`[]`), Counters: []byte(`[]`), Connections: []byte(`[]`), Conns: int(seq), Version: "v2"})
 			}
 		}
-		if err := db.WriteTelemetry(ctx, batch); err != nil {
+		if _, err := db.WriteTelemetry(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
 		var n int

@@ -54,16 +54,11 @@ func (db *DB) WriteFlowBatches(ctx context.Context, batches [][]record.Flow) (in
 		return 0, nil
 	}
 	minutes, hours := aggregateFlows(batches, n)
-	err := db.WithTx(ctx, func(tx *sql.Tx) error {
-		if err := upsertFlows(ctx, tx, db.dialect, "flow_minutes", minutes); err != nil {
-			return err
-		}
-		return upsertFlows(ctx, tx, db.dialect, "flow_hours", hours)
-	})
-	if err != nil {
+	rows := len(minutes)
+	if err := db.writeFlowSums(ctx, minutes, hours); err != nil {
 		return 0, fmt.Errorf("write flows: %w", err)
 	}
-	return len(minutes), nil
+	return rows, nil
 }
 
 // aggregateFlows sums records per minute, then the minutes per hour: the
@@ -144,62 +139,40 @@ func upsertSQL(d Dialect, table string, rows int) string {
 	return b.String()
 }
 
-// upsertFlows adds aggregates to table, upsertChunk rows a statement.
-func upsertFlows(ctx context.Context, tx *sql.Tx, d Dialect, table string, agg map[flowKey]*flowSums) error {
-	var full *sql.Stmt
-	if len(agg) >= upsertChunk {
-		var err error
-		if full, err = tx.PrepareContext(ctx, upsertSQL(d, table, upsertChunk)); err != nil {
-			return err
-		}
-		defer full.Close()
-	}
-	args := make([]any, 0, upsertChunk*11)
-	for k, s := range agg {
-		args = append(args, k.ts, k.exporter.String(), k.src.String(), k.dst.String(), int(k.srcPort), int(k.dstPort), int(k.proto),
-			int64(s.packets), int64(s.octets), int64(s.flows), s.last)
-		if len(args) == cap(args) {
-			if _, err := full.ExecContext(ctx, args...); err != nil {
-				return err
-			}
-			args = args[:0]
-		}
-	}
-	if len(args) > 0 {
-		if _, err := tx.ExecContext(ctx, upsertSQL(d, table, len(args)/11), args...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// syslogChunk is how many syslog rows are inserted between two looks for
+// a waiting priority writer (a few milliseconds of work).
+const syslogChunk = 1024
 
-// WriteSyslog inserts a batch of syslog events in one transaction.
-func (db *DB) WriteSyslog(ctx context.Context, es []record.SyslogEvent) error {
-	if len(es) == 0 {
-		return nil
-	}
-	err := db.WithTx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO syslog_events (ts, host, source, severity, facility, tag, message) VALUES ($1, $2, $3, $4, $5, $6, $7)`)
+// WriteSyslog inserts syslog events as bulk ingest (see DB.ingest). It
+// returns how many of es are committed, also on error: retry only the
+// rest.
+func (db *DB) WriteSyslog(ctx context.Context, es []record.SyslogEvent) (int, error) {
+	n, err := db.ingest(ctx, len(es), syslogChunk, func(tx *sql.Tx, from, to int) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO syslog_events (ts, host, source, severity, facility, tag, message, raw) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
-		for i := range es {
+		for i := from; i < to; i++ {
 			e := &es[i]
 			src := ""
 			if e.Source.IsValid() {
 				src = e.Source.String()
 			}
-			if _, err := stmt.ExecContext(ctx, e.TS, cleanText(e.Host), src, int(e.Severity), int(e.Facility), cleanText(e.Tag), cleanText(e.Message)); err != nil {
+			var raw any // NULL for a clean message: it costs nothing
+			if e.Raw != nil {
+				raw = e.Raw
+			}
+			if _, err := stmt.ExecContext(ctx, e.TS, cleanText(e.Host), src, int(e.Severity), int(e.Facility), cleanText(e.Tag), cleanText(e.Message), raw); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("write syslog: %w", err)
+		return n, fmt.Errorf("write syslog: %w", err)
 	}
-	return nil
+	return n, nil
 }
 
 // FlowRow is a flow aggregate as the API shows it (spec 2.11).
@@ -321,12 +294,16 @@ type SyslogRow struct {
 	Message  string `json:"message"`
 	Facility int    `json:"facility"`
 	Source   string `json:"source"`
+	// Raw is the datagram as received when it held bytes the text columns
+	// cannot (invalid UTF-8, NUL: U+FFFD in the text), base64 in JSON;
+	// nil, and absent from JSON, for a clean message.
+	Raw []byte `json:"raw_b64,omitempty" jsonschema:"description=the datagram as received (base64) when invalid UTF-8 or NUL bytes were replaced in host/tag/message; absent otherwise"`
 }
 
 // ListSyslog returns the newest events (id < before when before > 0),
 // limited to a site's devices when site is set.
 func (db *DB) ListSyslog(ctx context.Context, limit int, before int64, since int64, site string) ([]SyslogRow, error) {
-	q := `SELECT id, ts, host, severity, tag, message, facility, source FROM syslog_events WHERE ts >= $1`
+	q := `SELECT id, ts, host, severity, tag, message, facility, source, raw FROM syslog_events WHERE ts >= $1`
 	args := []any{since, limit}
 	if before > 0 {
 		args = append(args, before)
@@ -345,7 +322,7 @@ func (db *DB) ListSyslog(ctx context.Context, limit int, before int64, since int
 	out := []SyslogRow{}
 	for rows.Next() {
 		var r SyslogRow
-		if err := rows.Scan(&r.ID, &r.TS, &r.Host, &r.Severity, &r.Tag, &r.Message, &r.Facility, &r.Source); err != nil {
+		if err := rows.Scan(&r.ID, &r.TS, &r.Host, &r.Severity, &r.Tag, &r.Message, &r.Facility, &r.Source, &r.Raw); err != nil {
 			return nil, fmt.Errorf("list syslog: %w", err)
 		}
 		out = append(out, r)

@@ -88,7 +88,7 @@ func TestEventPaging(t *testing.T) {
 		for i := range 17 {
 			es = append(es, record.SyslogEvent{TS: base + int64(i%3)*60, Host: "h", Severity: 5, Message: "m"})
 		}
-		if err := db.WriteSyslog(ctx, es); err != nil {
+		if _, err := db.WriteSyslog(ctx, es); err != nil {
 			t.Fatal(err)
 		}
 		for _, size := range []int{1, 4, 7, 100} {

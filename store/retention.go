@@ -228,7 +228,7 @@ func (r *Retention) RunOnce(ctx context.Context) (map[string]int64, error) {
 func (r *Retention) purge(ctx context.Context, t retentionTable, cutoff int64) (int64, error) {
 	var total int64
 	for {
-		res, err := r.db.Writer().ExecContext(ctx, t.query, cutoff)
+		res, err := r.db.ExecBulk(ctx, t.query, cutoff)
 		if err != nil {
 			return total, err
 		}

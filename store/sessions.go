@@ -21,11 +21,21 @@ type Session struct {
 	ExpiresAt int64
 }
 
+const createSession = `INSERT INTO sessions (token_hash, user_id, username, role, site, actor_type, created_at, expires_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+
 // CreateSession stores s.
 func (db *DB) CreateSession(ctx context.Context, s Session) error {
-	const q = `INSERT INTO sessions (token_hash, user_id, username, role, site, actor_type, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
-	if _, err := db.writer.ExecContext(ctx, q, s.TokenHash, s.UserID, s.Username, s.Role, s.Site, s.ActorType, s.CreatedAt, s.ExpiresAt); err != nil {
+	if _, err := db.exec(ctx, createSession, s.TokenHash, s.UserID, s.Username, s.Role, s.Site, s.ActorType, s.CreatedAt, s.ExpiresAt); err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	return nil
+}
+
+// CreateSession stores s inside t, so that a login's session and its audit
+// record commit together.
+func (t *Tx) CreateSession(ctx context.Context, s Session) error {
+	if _, err := t.tx.ExecContext(ctx, createSession, s.TokenHash, s.UserID, s.Username, s.Role, s.Site, s.ActorType, s.CreatedAt, s.ExpiresAt); err != nil {
 		return fmt.Errorf("create session: %w", err)
 	}
 	return nil
@@ -48,7 +58,7 @@ func (db *DB) GetSession(ctx context.Context, hash string) (Session, error) {
 
 // DeleteSession removes one session.
 func (db *DB) DeleteSession(ctx context.Context, hash string) error {
-	if _, err := db.writer.ExecContext(ctx, `DELETE FROM sessions WHERE token_hash = $1`, hash); err != nil {
+	if _, err := db.exec(ctx, `DELETE FROM sessions WHERE token_hash = $1`, hash); err != nil {
 		return fmt.Errorf("delete session: %w", err)
 	}
 	return nil
@@ -57,7 +67,7 @@ func (db *DB) DeleteSession(ctx context.Context, hash string) error {
 // DeleteUserSessions removes every session of user id (password change,
 // disable, delete).
 func (db *DB) DeleteUserSessions(ctx context.Context, userID int64) error {
-	if _, err := db.writer.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1`, userID); err != nil {
+	if _, err := db.exec(ctx, `DELETE FROM sessions WHERE user_id = $1`, userID); err != nil {
 		return fmt.Errorf("delete sessions of user %d: %w", userID, err)
 	}
 	return nil
@@ -66,7 +76,7 @@ func (db *DB) DeleteUserSessions(ctx context.Context, userID int64) error {
 // DeleteExpiredSessions removes sessions that expired before now and
 // returns how many.
 func (db *DB) DeleteExpiredSessions(ctx context.Context, now int64) (int64, error) {
-	res, err := db.writer.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at < $1`, now)
+	res, err := db.exec(ctx, `DELETE FROM sessions WHERE expires_at < $1`, now)
 	if err != nil {
 		return 0, fmt.Errorf("delete expired sessions: %w", err)
 	}

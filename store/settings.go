@@ -26,12 +26,22 @@ func (db *DB) GetSetting(ctx context.Context, key string) (string, error) {
 	return value, nil
 }
 
+const putSetting = `INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3)
+	ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`
+
 // PutSetting stores value under key, replacing any previous value, and
 // stamps it with the current time.
 func (db *DB) PutSetting(ctx context.Context, key, value string) error {
-	const q = `INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`
-	if _, err := db.writer.ExecContext(ctx, q, key, value, time.Now().Unix()); err != nil {
+	if _, err := db.exec(ctx, putSetting, key, value, time.Now().Unix()); err != nil {
+		return fmt.Errorf("put setting %q: %w", key, err)
+	}
+	return nil
+}
+
+// PutSetting is DB.PutSetting inside t (a change committed with its
+// audit record).
+func (t *Tx) PutSetting(ctx context.Context, key, value string) error {
+	if _, err := t.tx.ExecContext(ctx, putSetting, key, value, time.Now().Unix()); err != nil {
 		return fmt.Errorf("put setting %q: %w", key, err)
 	}
 	return nil

@@ -75,7 +75,7 @@ func openSQLite(ctx context.Context, cfg Config) (*DB, error) {
 	// Opening a SQLite connection reads the schema: keep them all.
 	reader.SetMaxIdleConns(cfg.MaxConns)
 
-	db := &DB{dialect: SQLite, redacted: path, reader: reader, writer: writer}
+	db := &DB{dialect: SQLite, redacted: path, reader: reader, writer: writer, lane: &lane{}}
 	if err := checkWAL(ctx, writer); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open sqlite database %q: %w", path, err)

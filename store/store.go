@@ -52,6 +52,8 @@ type DB struct {
 	redacted string
 	reader   *sql.DB
 	writer   *sql.DB // == reader on PostgreSQL
+	// lane orders SQLite's writers (nil on PostgreSQL); see lane.go.
+	lane *lane
 }
 
 // Open opens the database named by cfg.DSN, choosing the dialect from its
@@ -166,7 +168,20 @@ func (db *DB) Collectors() []prometheus.Collector {
 // fn's error unchanged. On SQLite the writer has a single connection, so fn
 // must use tx for every write: calling another DB write method from fn
 // would wait for the connection fn holds.
+//
+// It writes as a priority writer: on SQLite it goes before bulk ingest
+// (see lane.go).
 func (db *DB) WithTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	release, err := db.take(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return db.withTx(ctx, fn)
+}
+
+// withTx is WithTx for a caller that holds the lane already.
+func (db *DB) withTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)

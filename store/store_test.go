@@ -125,6 +125,9 @@ func TestRedactedPostgresPassword(t *testing.T) {
 	u.User = url.UserPassword(u.User.Username(), "secret")
 	db, err := store.Open(t.Context(), storetest.Logger(t), store.Config{DSN: u.String(), MaxConns: 1})
 	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the CI PostgreSQL must use trust authentication: %v", err)
+		}
 		t.Skipf("server refuses the password (not trust authentication?): %v", err)
 	}
 	defer db.Close()

@@ -99,7 +99,7 @@ func (t *Tx) DeleteAPIToken(ctx context.Context, id int64) (APIToken, error) {
 
 // TouchAPIToken records a use of token id at ts.
 func (db *DB) TouchAPIToken(ctx context.Context, id, ts int64) error {
-	if _, err := db.writer.ExecContext(ctx, `UPDATE api_tokens SET last_used = $1 WHERE id = $2`, ts, id); err != nil {
+	if _, err := db.exec(ctx, `UPDATE api_tokens SET last_used = $1 WHERE id = $2`, ts, id); err != nil {
 		return fmt.Errorf("touch api token %d: %w", id, err)
 	}
 	return nil

@@ -38,7 +38,7 @@ func (db *DB) AddTrafficMinute(ctx context.Context, m TrafficMinute) error {
 			peak_in = CASE WHEN excluded.peak_in > traffic_minutes.peak_in THEN excluded.peak_in ELSE traffic_minutes.peak_in END,
 			peak_out = CASE WHEN excluded.peak_out > traffic_minutes.peak_out THEN excluded.peak_out ELSE traffic_minutes.peak_out END,
 			seconds = CASE WHEN traffic_minutes.seconds + excluded.seconds > 60 THEN 60 ELSE traffic_minutes.seconds + excluded.seconds END`
-	if _, err := db.writer.ExecContext(ctx, q, m.TS, m.InBytes, m.OutBytes, m.LocalBytes, m.Packets, m.PeakIn, m.PeakOut, m.Seconds); err != nil {
+	if _, err := db.exec(ctx, q, m.TS, m.InBytes, m.OutBytes, m.LocalBytes, m.Packets, m.PeakIn, m.PeakOut, m.Seconds); err != nil {
 		return fmt.Errorf("add traffic minute %d: %w", m.TS, err)
 	}
 	return nil

@@ -159,18 +159,22 @@ func Control(c Config, action string) (string, error) {
 		}
 		return fmt.Sprintf("service %s: %s done", name, action), nil
 	case "status":
+		// Say what was asked and what it answered: the service manager
+		// (linux-systemd, darwin-launchd, windows-service, ...) and the
+		// service's state.
+		mgr := s.Platform()
 		st, err := s.Status()
 		switch {
 		case errors.Is(err, ks.ErrNotInstalled):
-			return fmt.Sprintf("service %s: not installed", name), nil
+			return fmt.Sprintf("service %s (%s): not installed; 'netmon agent install' registers it", name, mgr), nil
 		case err != nil:
-			return "", fmt.Errorf("status of service %s: %w", name, err)
+			return "", fmt.Errorf("asked %s about service %s: %w (is the service manager running here?)", mgr, name, err)
 		case st == ks.StatusRunning:
-			return fmt.Sprintf("service %s: running", name), nil
+			return fmt.Sprintf("service %s (%s): installed and running", name, mgr), nil
 		case st == ks.StatusStopped:
-			return fmt.Sprintf("service %s: stopped", name), nil
+			return fmt.Sprintf("service %s (%s): installed, stopped; 'netmon agent start' starts it", name, mgr), nil
 		default:
-			return fmt.Sprintf("service %s: unknown", name), nil
+			return fmt.Sprintf("service %s (%s): installed, state unknown", name, mgr), nil
 		}
 	default:
 		return "", fmt.Errorf("service action %q: want one of %s", action, strings.Join(Actions, ", "))

@@ -1,18 +1,22 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
+	"netmon/agentmode/wire"
 	"netmon/app/audit"
 	"netmon/app/auth"
+	"netmon/app/fleet"
 	"netmon/app/logging"
 )
 
 // authRequiredBody is the exact 401 body of spec section 7.
-var authRequiredBody = AuthErrorBody{Error: "oturum gerekli", AuthRequired: true}
+var authRequiredBody = AuthErrorBody{Error: "oturum gerekli", AuthRequired: true, Message: "session required"}
 
 // permissionOf maps a route's access class to the permission it needs;
 // "" for classes that need only an identity (S).
@@ -70,10 +74,31 @@ func (s *Server) csrf(c *gin.Context) {
 // lacks the route's permission. Handlers never check permissions.
 func (s *Server) authorize(r Route) gin.HandlerFunc {
 	switch r.Perm {
-	case Public, Agent, Enroll:
-		// Public needs nothing; agent and enroll identities are checked by
-		// the fleet handlers with their own credentials.
+	case Public:
 		return func(c *gin.Context) { c.Next() }
+	case Agent:
+		// The agent identity: its bearer token or verified client
+		// certificate, resolved here for every AG route; handlers read it
+		// with agentOf.
+		return func(c *gin.Context) {
+			a, err := s.agent(c)
+			if err != nil {
+				s.writeError(c, err)
+				return
+			}
+			c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), agentKey{}, a))
+			c.Next()
+		}
+	case Enroll:
+		// The enroll token must be there; the fleet service checks it in
+		// the same transaction that takes one of its uses.
+		return func(c *gin.Context) {
+			if strings.TrimSpace(c.GetHeader(wire.HeaderEnrollToken)) == "" {
+				c.AbortWithStatusJSON(http.StatusUnauthorized, ErrorBody{Error: "enrollment needs an enroll token in the " + wire.HeaderEnrollToken + " header"})
+				return
+			}
+			c.Next()
+		}
 	}
 	perm := permissionOf(r.Perm)
 	route := r.Method + " " + r.Path
@@ -124,11 +149,14 @@ func (s *Server) identify(c *gin.Context) (*auth.Identity, error) {
 }
 
 // identity returns the identity authorize put in the request's context.
+// Without one — a handler on a route whose class sets none (P, AG, EN) —
+// it fails closed: the request ends in a logged 500 (the recoverer), never
+// with an admin identity by default.
 func identity(c *gin.Context) *auth.Identity {
 	if id := auth.FromContext(c.Request.Context()); id != nil {
 		return id
 	}
-	return openAdmin()
+	panic("bug: handler of " + c.Request.Method + " " + c.FullPath() + " asked for the caller's identity, but its route sets none")
 }
 
 // openAdmin is the identity when no auth service is wired (tests of the
@@ -138,3 +166,14 @@ func openAdmin() *auth.Identity {
 }
 
 func (s *Server) multiSite() bool { return s.deps.Auth != nil && s.deps.Auth.MultiSite() }
+
+type agentKey struct{}
+
+// agentOf is the agent authorize resolved for an AG route; like identity
+// it fails closed when the route set none.
+func agentOf(c *gin.Context) fleet.AgentRef {
+	if a, ok := c.Request.Context().Value(agentKey{}).(fleet.AgentRef); ok {
+		return a
+	}
+	panic("bug: handler of " + c.Request.Method + " " + c.FullPath() + " asked for the calling agent, but its route sets none")
+}

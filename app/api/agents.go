@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -80,11 +81,7 @@ type telemetryIn struct {
 }
 
 func (s *Server) agentTelemetry(c *gin.Context, in *telemetryIn) (wire.TelemetryResponse, error) {
-	a, err := s.agent(c)
-	if err != nil {
-		return wire.TelemetryResponse{}, err
-	}
-	return s.deps.Fleet.Telemetry(c, a, clientAddr(c), in.Body)
+	return s.deps.Fleet.Telemetry(c, agentOf(c), clientAddr(c), in.Body)
 }
 
 type certIn struct {
@@ -92,11 +89,7 @@ type certIn struct {
 }
 
 func (s *Server) agentCert(c *gin.Context, in *certIn) (wire.CertResponse, error) {
-	a, err := s.agent(c)
-	if err != nil {
-		return wire.CertResponse{}, err
-	}
-	return s.deps.Fleet.IssueCert(c, a, in.Body.CSRPEM)
+	return s.deps.Fleet.IssueCert(c, agentOf(c), in.Body.CSRPEM)
 }
 
 func (s *Server) listAgents(c *gin.Context, _ *NoInput) ([]fleet.AgentItem, error) {
@@ -157,3 +150,7 @@ type enrollTokenIDIn struct {
 func (s *Server) revokeEnrollToken(c *gin.Context, in *enrollTokenIDIn) (fleet.EnrollTokenItem, error) {
 	return s.deps.Fleet.RevokeEnrollToken(c, actorOf(identity(c)), in.ID)
 }
+
+// telemetryBodyTimeout is how long an agent may take to send a telemetry
+// body (up to 4 MiB): 60 s allows a link of 70 KB/s.
+const telemetryBodyTimeout = 60 * time.Second

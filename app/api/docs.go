@@ -35,7 +35,7 @@ code{background:#eef1f5;padding:0 .25rem;border-radius:3px}
 </style></head><body>
 <h1>netmon API <small>{{.Version}}</small></h1>
 <p>Machine-readable: <a href="/api/openapi.json">openapi.json</a> · <a href="/api/openapi.yaml">openapi.yaml</a> (OpenAPI 3.1).
-Errors are <code>{"error": "…"}</code>; a protected route without a session answers 401 <code>{"error":"oturum gerekli","auth_required":true}</code>.
+Errors are <code>{"error": "…"}</code>; a protected route without a session answers 401 <code>{"error":"oturum gerekli","auth_required":true,"message":"session required"}</code>.
 Permission codes: P public, S any signed-in identity, AG agent, EN enroll token; other codes are RBAC permissions.</p>
 {{range .Groups}}<h2 id="{{.Tag}}">{{.Tag}}</h2>
 {{range .Ops}}<div class="op" id="{{.OperationID}}"><span class="m {{.Method}}">{{.Method}}</span> <span class="path">{{.Path}}</span>

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net/http"
@@ -50,6 +51,7 @@ func newTestServer(t *testing.T, db Pinger, extra func(*Server) []Route) (*Serve
 type request struct {
 	method, url, body string
 	header            map[string]string
+	tls               bool // the request arrived over TLS
 }
 
 func do(t *testing.T, h http.Handler, r request) *httptest.ResponseRecorder {
@@ -60,6 +62,9 @@ func do(t *testing.T, h http.Handler, r request) *httptest.ResponseRecorder {
 	}
 	req := httptest.NewRequest(r.method, r.url, body)
 	req.RemoteAddr = "127.0.0.1:40000"
+	if r.tls {
+		req.TLS = &tls.ConnectionState{HandshakeComplete: true}
+	}
 	for k, v := range r.header {
 		req.Header.Set(k, v)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -130,11 +131,20 @@ func (s *Server) recoverer(c *gin.Context) {
 }
 
 // securityHeaders are sent on every response; the UI handler adds its CSP.
+// Over TLS, Strict-Transport-Security tells browsers to use only HTTPS for
+// a year; API answers (session tokens, audit records, user lists) are
+// never to be kept by a browser or proxy cache.
 func securityHeaders(c *gin.Context) {
 	h := c.Writer.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "same-origin")
+	if c.Request.TLS != nil {
+		h.Set("Strict-Transport-Security", "max-age=31536000")
+	}
+	if p := c.Request.URL.Path; p == "/api" || strings.HasPrefix(p, "/api/") {
+		h.Set("Cache-Control", "no-store")
+	}
 	c.Next()
 }
 
@@ -151,4 +161,16 @@ func (s *Server) bodyLimit(limit int64) gin.HandlerFunc {
 		}
 		c.Next()
 	}
+}
+
+// bodyDeadline gives the request body its deadline: the route's
+// BodyTimeout, or the guard's default (RELIABILITY case 31: a body sent one
+// byte every few seconds must not hold a connection for minutes). It runs
+// before routing decides anything else, so a 404 or a 401 with a trickling
+// body is cut off too.
+func (s *Server) bodyDeadline(c *gin.Context) {
+	if s.deps.Guard != nil {
+		s.deps.Guard.Body(c.Request, s.bodyTimeouts[c.Request.Method+" "+c.FullPath()])
+	}
+	c.Next()
 }

@@ -31,7 +31,7 @@ const apiDescription = `netmon's hub API. Conventions:
   404 for an unknown ` + "`/api/...`" + ` path, 405 (with an ` + "`Allow`" + ` header) for a wrong method,
   413 when a body exceeds the limit (1 MiB unless a route says otherwise), 415 for a body that is not JSON,
   500 for a server fault (its detail is in the hub log under the response's ` + "`X-Request-Id`" + `).
-* A protected route without a valid session or bearer answers 401 ` + "`{\"error\":\"oturum gerekli\",\"auth_required\":true}`" + `.
+* A protected route without a valid session or bearer answers 401 ` + "`{\"error\":\"oturum gerekli\",\"auth_required\":true,\"message\":\"session required\"}`" + `.
 * Each operation's ` + "`x-netmon-permission`" + ` is its access class from the spec: P (public), S (any signed-in identity),
   or a permission (view, operate, analyze, devices, agents, admin, global-admin), AG (agent identity), EN (enroll token).
 * Every response carries ` + "`X-Request-Id`" + ` (the request's own when it sent a well-formed one).

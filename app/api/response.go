@@ -38,6 +38,9 @@ type ErrorBody struct {
 type AuthErrorBody struct {
 	Error        string `json:"error" jsonschema:"enum=oturum gerekli"`
 	AuthRequired bool   `json:"auth_required"`
+	// Message is the English wording, added beside the spec's fields
+	// (clients that compare the body to the spec's keep working).
+	Message string `json:"message" jsonschema:"enum=session required"`
 }
 
 // writeError answers err as JSON. A 5xx is logged once here with the
@@ -58,7 +61,7 @@ func (s *Server) writeError(c *gin.Context, err error) {
 		c.AbortWithStatusJSON(apiErr.Status, ErrorBody{Error: apiErr.Message})
 	case errors.As(err, &fleetErr):
 		if fleetErr.Status == http.StatusTooManyRequests {
-			c.Header("Retry-After", strconv.Itoa(auth.RetryAfterSeconds))
+			c.Header("Retry-After", strconv.Itoa(auth.RetryAfterOf(err)))
 		}
 		c.AbortWithStatusJSON(fleetErr.Status, ErrorBody{Error: fleetErr.Msg})
 	case errors.As(err, &tooBig):

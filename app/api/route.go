@@ -7,12 +7,16 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"netmon/app/fleet"
 )
 
 // Perm is the access class of a route: the auth column of spec section 4,
@@ -52,6 +56,9 @@ type Route struct {
 	// BodyLimit overrides the server's request body limit (bytes; 0 = the
 	// server's), for routes whose bodies are much smaller or larger.
 	BodyLimit int64
+	// BodyTimeout overrides how long the client may take to send the body
+	// (0 = the server's, 5 s), for routes whose bodies are large.
+	BodyTimeout time.Duration
 }
 
 // Endpoint is a handler together with the types it reads and writes. It is
@@ -147,6 +154,9 @@ func decodeBody(c *gin.Context, v reflect.Value) error {
 		if errors.As(err, &tooBig) {
 			return err
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return Errorf(http.StatusRequestTimeout, "request body: not received in time")
+		}
 		return Errorf(http.StatusBadRequest, "request body: %v", err)
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
@@ -156,7 +166,10 @@ func decodeBody(c *gin.Context, v reflect.Value) error {
 	if err := jsonv2.UnmarshalDecode(dec, v.Addr().Interface(), bodyOptions); err != nil {
 		return bodyError(err)
 	}
-	if dec.PeekKind() != 0 {
+	// Anything but white space after the value is refused: "{...}garbage"
+	// is not a JSON document, and a parser that stops early disagrees with
+	// one that does not about what the body said.
+	if len(bytes.TrimSpace(raw[dec.InputOffset():])) != 0 {
 		return Errorf(http.StatusBadRequest, "request body: unexpected data after the JSON value")
 	}
 	return nil
@@ -172,6 +185,12 @@ var bodyOptions = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true), jso
 
 // bodyError turns a decoding error into the API's 400 message.
 func bodyError(err error) error {
+	// A field's own decoder may refuse with a typed error (the telemetry
+	// connection limit, 413): that, not a type mismatch, is the answer.
+	var fleetErr *fleet.Error
+	if errors.As(err, &fleetErr) {
+		return fleetErr
+	}
 	// Semantic errors get a message of ours: json/v2 words its own
 	// "cannot" or "unable to" at random, so that nobody depends on it.
 	var semErr *jsonv2.SemanticError

@@ -163,7 +163,7 @@ func (s *Server) routeTable() []Route {
 			Description: "The CSR's subject is ignored: the certificate's CN is netmon-agent-<id>; it lasts 90 days. Agents renew at half life.",
 			Do:          JSON(s.agentCert),
 			Errors:      map[int]string{401: "unknown agent token or certificate (e.g. a deleted agent)", 404: "the hub runs without -tls"}},
-		{Method: http.MethodPost, Path: "/api/v1/agent/telemetry", OperationID: "agentTelemetry", Tag: "agents", Perm: Agent, BodyLimit: wire.MaxTelemetryBytes,
+		{Method: http.MethodPost, Path: "/api/v1/agent/telemetry", OperationID: "agentTelemetry", Tag: "agents", Perm: Agent, BodyLimit: wire.MaxTelemetryBytes, BodyTimeout: telemetryBodyTimeout,
 			Summary:     "Send a telemetry batch (agent token or client certificate)",
 			Description: "Interface counters are cumulative; the hub computes rates between consecutive batches (a counter reset yields no rate, a 32-bit wrap is unwrapped). Connections replace the previous inventory. A ts outside [now-7 days, now+1 day] is replaced by the receive time. A batch whose seq was already received is acknowledged and not stored twice. interval in the answer is the hub's policy. Body at most 4 MiB.",
 			Do:          JSON(s.agentTelemetry),

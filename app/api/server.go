@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +23,7 @@ import (
 	"netmon/app/auth"
 	"netmon/app/auth/oidc"
 	"netmon/app/history"
+	"netmon/app/httpguard"
 	"netmon/capture"
 	"netmon/store"
 )
@@ -87,6 +89,13 @@ type Deps struct {
 	// CertAgentID reads the agent id of a verified client certificate
 	// (nil without TLS).
 	CertAgentID CertAgentID
+	// LoopbackOnly is true when the hub listens on a loopback address
+	// only (-listen 127.0.0.1): with authentication off it is then not
+	// exposed to the network.
+	LoopbackOnly bool
+	// Guard gives request bodies their deadline and learns when a request
+	// has arrived whole (nil: no body deadline; unit tests).
+	Guard *httpguard.Guard
 	// AuditLog appends records of operate-level actions (*store.DB).
 	AuditLog interface {
 		AppendAudit(ctx context.Context, e store.AuditEvent) (store.AuditEvent, error)
@@ -122,6 +131,8 @@ type Server struct {
 	// templates maps gin's path syntax to the table's OpenAPI template,
 	// the route label of the metrics.
 	templates map[string]string
+	// bodyTimeouts maps "METHOD ginPath" to a route's own body deadline.
+	bodyTimeouts map[string]time.Duration
 }
 
 // New builds the engine from the route table and renders the document.
@@ -139,7 +150,7 @@ func build(log *slog.Logger, cfg Config, deps Deps, table func(*Server) []Route)
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = DefaultConfig().BodyLimit
 	}
-	s := &Server{log: log, cfg: cfg, deps: deps, templates: map[string]string{}, cop: http.NewCrossOriginProtection()}
+	s := &Server{log: log, cfg: cfg, deps: deps, templates: map[string]string{}, bodyTimeouts: map[string]time.Duration{}, cop: http.NewCrossOriginProtection()}
 	if deps.PublicURL != "" {
 		u, err := url.Parse(deps.PublicURL)
 		if err != nil {
@@ -190,15 +201,23 @@ func (s *Server) buildEngine() *gin.Engine {
 		proxies = append(proxies, p.String())
 	}
 	_ = e.SetTrustedProxies(proxies) // already parsed: cannot fail
-	e.Use(s.recoverer, s.requestID, s.observe, securityHeaders, requestInfo, s.csrf)
+	e.Use(s.recoverer, s.bodyDeadline, s.requestID, s.observe, securityHeaders, requestInfo, s.csrf)
 	for _, r := range s.routes {
 		ginPath := toGinPath(r.Path)
 		s.templates[ginPath] = r.Path
+		if r.BodyTimeout > 0 {
+			s.bodyTimeouts[r.Method+" "+ginPath] = r.BodyTimeout
+		}
 		limit := s.cfg.BodyLimit
 		if r.BodyLimit > 0 {
 			limit = r.BodyLimit
 		}
-		e.Handle(r.Method, ginPath, s.bodyLimit(limit), s.authorize(r), r.Do.handler(s))
+		chain := []gin.HandlerFunc{s.bodyLimit(limit)}
+		if changes(r.Method) {
+			chain = append(chain, detach)
+		}
+		chain = append(chain, s.authorize(r), r.Do.handler(s))
+		e.Handle(r.Method, ginPath, chain...)
 	}
 	e.NoRoute(s.noRoute)
 	e.NoMethod(func(c *gin.Context) {

@@ -41,6 +41,10 @@ type AuthStatus struct {
 	SSO bool `json:"sso"`
 	// MultiSite is true in multi-site mode.
 	MultiSite bool `json:"multi_site"`
+	// Exposed is true when authentication is off and the hub listens
+	// beyond this machine: anyone who can reach it is admin (the console
+	// shows a banner).
+	Exposed bool `json:"exposed"`
 }
 
 // StatusUser is who is signed in.
@@ -87,7 +91,7 @@ func (s *Server) login(c *gin.Context, in *loginIn) (LoginResult, error) {
 	tok, _, err := s.deps.Auth.Login(c, in.Body, c.ClientIP(), oldSessionToken(c))
 	if err != nil {
 		if auth.KindOf(err) == auth.KindThrottled {
-			c.Header("Retry-After", strconv.Itoa(auth.RetryAfterSeconds))
+			c.Header("Retry-After", strconv.Itoa(auth.RetryAfterOf(err)))
 		}
 		return LoginResult{}, err
 	}
@@ -110,6 +114,7 @@ func (s *Server) authStatus(c *gin.Context, _ *NoInput) (AuthStatus, error) {
 		return AuthStatus{}, err
 	}
 	st.Required = id == nil || !id.Open
+	st.Exposed = !st.Required && !s.deps.LoopbackOnly
 	if id != nil && !id.Open {
 		st.Authenticated = true
 		st.User = &StatusUser{Username: id.Username, Role: string(id.Role), Site: id.Site, ActorType: string(id.Actor)}

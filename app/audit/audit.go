@@ -42,11 +42,12 @@ const (
 	ActionRecordStart  = "record.start"  // PCAP recording
 	ActionRecordStop   = "record.stop"   //
 
-	ActionEnrollTokenCreate = "enroll_token.create" // agent enrollment token
-	ActionEnrollTokenRevoke = "enroll_token.revoke" //
-	ActionEnrollTokenUsed   = "enroll_token.used"   // an agent enrolled (result error: refused hello)
-	ActionAgentUpdate       = "agent.update"        // display name changed
-	ActionAgentDelete       = "agent.delete"        // by an operator, or archived after -agent-archive-days offline
+	ActionEnrollTokenCreate = "enroll_token.create"        // agent enrollment token
+	ActionEnrollTokenRevoke = "enroll_token.revoke"        //
+	ActionEnrollTokenUsed   = "enroll_token.used"          // an agent enrolled (result error: refused hello)
+	ActionStaticTokenRotate = "enroll_token.rotate_static" // the hub's generated static enroll token replaced
+	ActionAgentUpdate       = "agent.update"               // display name changed
+	ActionAgentDelete       = "agent.delete"               // by an operator, or archived after -agent-archive-days offline
 )
 
 // Request is what the chain records of the HTTP request behind an action.

@@ -22,6 +22,18 @@ const (
 type Error struct {
 	Kind Kind
 	Msg  string
+	// RetryAfter is the Retry-After of a KindThrottled error, in seconds
+	// (0: RetryAfterSeconds).
+	RetryAfter int
+}
+
+// RetryAfterOf is the Retry-After, in seconds, of a throttled error.
+func RetryAfterOf(err error) int {
+	var e *Error
+	if errors.As(err, &e) && e.RetryAfter > 0 {
+		return e.RetryAfter
+	}
+	return RetryAfterSeconds
 }
 
 func (e *Error) Error() string { return e.Msg }

@@ -19,23 +19,32 @@ type LoginRequest struct {
 // Login checks credentials from client ip and opens a session. oldToken
 // (the session cookie the browser still sent, if any) is revoked, so the
 // session id always changes at login. Failures are throttled per address
-// and per username, and audited; throttled attempts are only counted (an
+// (429 for a minute after 5 failures) and per username (slowed, see
+// accountLimit), and audited; throttled attempts are only counted (an
 // attacker must not be able to flood the chain).
 func (s *Service) Login(ctx context.Context, req LoginRequest, ip, oldToken string) (string, *Identity, error) {
 	username := strings.ToLower(strings.TrimSpace(req.Username))
-	keys := []string{"ip:" + ip}
-	if username != "" {
-		keys = append(keys, "user:"+username)
-	}
-	attempt, ok := s.throttle.Begin(keys...)
+	ipKey := "ip:" + ip
+	attempt, ok := s.throttle.Begin(ipKey)
 	if !ok {
 		s.metrics.logins.WithLabelValues("throttled").Inc()
 		return "", nil, ErrThrottled
+	}
+	if username != "" {
+		// The account's own limit slows, never locks out: see accountLimit.
+		if wait, ok := s.accounts.admit(username, s.throttle.Failures(ipKey) > 0); !ok {
+			attempt.Cancel()
+			s.metrics.logins.WithLabelValues("throttled").Inc()
+			return "", nil, accountThrottled(wait)
+		}
 	}
 	id, err := s.checkCredentials(ctx, username, req.Password)
 	if err != nil {
 		if KindOf(err) == KindUnauthorized {
 			attempt.Fail()
+			if username != "" {
+				s.accounts.fail(username)
+			}
 			s.metrics.logins.WithLabelValues("failed").Inc()
 			who := audit.Actor{Username: username, ActorType: string(ActorUser)}
 			if username == "" {
@@ -48,16 +57,17 @@ func (s *Service) Login(ctx context.Context, req LoginRequest, ip, oldToken stri
 		return "", nil, err
 	}
 	attempt.Succeed()
+	if username != "" {
+		s.accounts.succeed(username)
+	}
 	s.metrics.logins.WithLabelValues("ok").Inc()
 	if oldToken != "" {
 		_ = s.RevokeToken(ctx, oldToken)
 	}
-	tok, err := s.NewSession(ctx, *id)
+	tok, err := s.openSession(ctx, id, "")
 	if err != nil {
 		return "", nil, err
 	}
-	id.SessionHash = hashToken(tok)
-	s.record(ctx, audit.Event(ctx, actorOf(id), audit.ActionLogin, "session", audit.ResultOK, "", nil, nil))
 	return tok, id, nil
 }
 
@@ -107,6 +117,8 @@ func (s *Service) Logout(ctx context.Context, id *Identity) error {
 // record appends an audit event that is not part of a privileged change
 // (logins, logouts, denials): a failure is logged, the request goes on.
 func (s *Service) record(ctx context.Context, ev store.AuditEvent) {
+	ctx, cancel := detached(ctx)
+	defer cancel()
 	if _, err := s.db.AppendAudit(ctx, ev); err != nil {
 		s.log.ErrorContext(ctx, "audit append failed", "action", ev.Action, "error", err)
 	}

@@ -31,8 +31,10 @@ type Config struct {
 	// SweepInterval is how often expired sessions and idle throttle
 	// entries are dropped.
 	SweepInterval time.Duration
-	// Throttle is the login failure policy.
+	// Throttle is the login failure policy per address.
 	Throttle ThrottleConfig
+	// Accounts is the login failure policy per username.
+	Accounts AccountLimitConfig
 }
 
 // DefaultConfig returns the spec's defaults.
@@ -42,6 +44,7 @@ func DefaultConfig() Config {
 		SessionTTL:    SessionMaxAge * time.Second,
 		SweepInterval: 10 * time.Minute,
 		Throttle:      DefaultThrottleConfig(),
+		Accounts:      DefaultAccountLimitConfig(),
 	}
 }
 
@@ -68,6 +71,7 @@ type Service struct {
 	db       Store
 	sessions SessionStore
 	throttle *Throttle
+	accounts *accountLimit
 	metrics  *metrics
 	now      func() time.Time
 
@@ -90,6 +94,7 @@ func New(log *slog.Logger, cfg Config, db Store, reg prometheus.Registerer) (*Se
 	return &Service{
 		log: log, cfg: cfg, db: db, sessions: sessions,
 		throttle: NewThrottle(cfg.Throttle, "login", reg),
+		accounts: newAccountLimit(cfg.Accounts),
 		metrics:  newMetrics(reg),
 		now:      time.Now,
 	}, nil
@@ -144,6 +149,7 @@ func (s *Service) sweep() {
 		s.log.Debug("expired sessions removed", "count", n)
 	}
 	s.throttle.Sweep()
+	s.accounts.sweep()
 }
 
 // Required reports whether authentication is on: a legacy password is set
@@ -286,6 +292,42 @@ func (s *Service) NewSession(ctx context.Context, id Identity) (string, error) {
 	return tok, nil
 }
 
+// openSession starts a session for id and appends its login record, both
+// or neither (RELIABILITY case 17, the hardening issue's second finding):
+// with the database session store in one transaction; with the memory
+// store the record is committed first and the session exists only once
+// it is. It returns the token and sets id.SessionHash.
+func (s *Service) openSession(ctx context.Context, id *Identity, detail string) (string, error) {
+	tok := newSessionToken()
+	now := s.now().Unix()
+	sess := store.Session{
+		TokenHash: hashToken(tok), UserID: id.UserID, Username: id.Username, Role: string(id.Role),
+		Site: id.Site, ActorType: string(id.Actor), CreatedAt: now, ExpiresAt: now + int64(s.cfg.SessionTTL/time.Second),
+	}
+	ev := audit.Event(ctx, actorOf(id), audit.ActionLogin, "session", audit.ResultOK, detail, nil, nil)
+	if _, shared := s.sessions.(dbSessions); shared {
+		err := s.db.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.CreateSession(ctx, sess); err != nil {
+				return err
+			}
+			_, err := tx.AppendAudit(ctx, ev)
+			return err
+		})
+		if err != nil {
+			return "", fmt.Errorf("open session: %w", err)
+		}
+	} else {
+		if _, err := s.db.AppendAudit(ctx, ev); err != nil {
+			return "", fmt.Errorf("open session: audit: %w", err)
+		}
+		if err := s.sessions.Create(ctx, sess); err != nil {
+			return "", fmt.Errorf("open session: %w", err)
+		}
+	}
+	id.SessionHash = sess.TokenHash
+	return tok, nil
+}
+
 // RevokeToken ends the session of a presented token, if it is one.
 func (s *Service) RevokeToken(ctx context.Context, tok string) error {
 	if !looksLikeSessionToken(tok) {
@@ -305,7 +347,20 @@ func actorOf(id *Identity) audit.Actor {
 // Denied records a refused request in the audit chain.
 func (s *Service) Denied(ctx context.Context, id *Identity, perm Permission, route string) {
 	ev := audit.Event(ctx, actorOf(id), audit.ActionAccessDenied, route, audit.ResultDenied, "permission "+string(perm)+" required", nil, nil)
+	ctx, cancel := detached(ctx)
+	defer cancel()
 	if _, err := s.db.AppendAudit(ctx, ev); err != nil {
 		s.log.ErrorContext(ctx, "audit append failed", "action", audit.ActionAccessDenied, "error", err)
 	}
+}
+
+// auditTimeout bounds an audit append that no longer follows its client.
+const auditTimeout = 15 * time.Second
+
+// detached is ctx without its cancellation (its values — request id,
+// client address — stay), bounded by auditTimeout: a record of a denial or
+// a failed login must not vanish because the client went away, also on
+// read routes that app/api does not detach.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
 }

@@ -66,12 +66,10 @@ func (s *Service) LoginSSO(ctx context.Context, l SSOLogin, oldToken string) (st
 	if oldToken != "" {
 		_ = s.RevokeToken(ctx, oldToken)
 	}
-	tok, err := s.NewSession(ctx, *id)
+	tok, err := s.openSession(ctx, id, "sso "+l.Issuer)
 	if err != nil {
 		return "", nil, err
 	}
-	id.SessionHash = hashToken(tok)
-	s.record(ctx, audit.Event(ctx, actorOf(id), audit.ActionLogin, "session", audit.ResultOK, "sso "+l.Issuer, nil, nil))
 	return tok, id, nil
 }
 

@@ -161,11 +161,16 @@ func (a *Attempt) finish(success, failure bool) {
 
 // prune drops failures older than the window.
 func (t *Throttle) prune(e *throttleEntry, now time.Time) {
+	e.failures = within(e.failures, now, t.cfg.Window)
+}
+
+// within drops the times (oldest first) that are window or more before now.
+func within(ts []time.Time, now time.Time, window time.Duration) []time.Time {
 	cut := 0
-	for cut < len(e.failures) && now.Sub(e.failures[cut]) >= t.cfg.Window {
+	for cut < len(ts) && now.Sub(ts[cut]) >= window {
 		cut++
 	}
-	e.failures = e.failures[cut:]
+	return ts[cut:]
 }
 
 func (t *Throttle) sweepLocked(now time.Time) {
@@ -183,6 +188,22 @@ func (t *Throttle) Sweep() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.sweepLocked(t.now())
+}
+
+// Failures is how many failures key has within the window (a blocked
+// key counts as MaxFailures).
+func (t *Throttle) Failures(key string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.keys[key]
+	if e == nil {
+		return 0
+	}
+	if t.now().Before(e.blockedUntil) {
+		return t.cfg.MaxFailures
+	}
+	t.prune(e, t.now())
+	return len(e.failures)
 }
 
 // Len is the number of keys tracked (for tests and metrics).

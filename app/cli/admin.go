@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -65,6 +66,18 @@ func openAdmin(cmd *cobra.Command) (*adminEnv, func(), error) {
 	ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 	scfg := store.DefaultConfig()
 	scfg.DSN, scfg.MaxConns = cfg.DB, cfg.DBMaxConns
+	if !strings.Contains(cfg.DB, "://") {
+		// A SQLite path: say which file, and never make a new empty
+		// database from a typo.
+		abs, _ := filepath.Abs(cfg.DB)
+		if _, err := os.Stat(cfg.DB); errors.Is(err, os.ErrNotExist) {
+			if create, _ := cmd.Flags().GetBool("create"); !create {
+				cancel()
+				return nil, nil, usageError{fmt.Errorf("database %s does not exist; give the hub's --db (or --config), or --create to make a new one", abs)}
+			}
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "database: %s\n", abs)
+	}
 	db, err := store.Open(ctx, log.With("component", "store"), scfg)
 	if err != nil {
 		cancel()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ func runIn(stdin string, args ...string) (int, string, string) {
 
 func TestAdminCommands(t *testing.T) {
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
-		if code, _, errOut := runIn("short\n", "admin", "user", "create", "--db", dsn, "--username", "x", "--role", "viewer"); code == 0 || !strings.Contains(errOut, "password must be at least 8 characters") {
+		if code, _, errOut := runIn("short\n", "admin", "user", "create", "--create", "--db", dsn, "--username", "x", "--role", "viewer"); code == 0 || !strings.Contains(errOut, "password must be at least 8 characters") {
 			t.Fatalf("short password: %d %s", code, errOut)
 		}
 		code, out, errOut := runIn("first-admin-pw\n", "admin", "user", "create", "-db", dsn, "-username", "Root", "-role", "admin")
@@ -64,9 +65,27 @@ func TestAdminRefusesMissingDirectory(t *testing.T) {
 	}
 }
 
+// TestAdminRefusesToCreateByTypo: a --db that does not exist is an error
+// naming the file (exit 2), and no database appears; --create makes it,
+// and the file used is named on stderr.
+func TestAdminRefusesToCreateByTypo(t *testing.T) {
+	typo := filepath.Join(t.TempDir(), "netmn.db")
+	code, _, errOut := runIn("", "admin", "user", "list", "--db", typo)
+	if code != 2 || !strings.Contains(errOut, "database "+typo+" does not exist") || !strings.Contains(errOut, "--create") {
+		t.Fatalf("typo: %d %s", code, errOut)
+	}
+	if _, err := os.Stat(typo); !os.IsNotExist(err) {
+		t.Fatalf("the mistyped database was created: %v", err)
+	}
+	code, _, errOut = runIn("", "admin", "user", "list", "--db", typo, "--create")
+	if code != 0 || !strings.Contains(errOut, "database: "+typo) {
+		t.Fatalf("--create: %d %s", code, errOut)
+	}
+}
+
 func TestAdminEnrollTokens(t *testing.T) {
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
-		code, out, errOut := runIn("", "admin", "enroll-token", "create", "-db", dsn, "-name", "rollout", "-max-uses", "0", "-expires-in-days", "-1", "-allowed-cidrs", "10.0.0.0/8,192.0.2.9")
+		code, out, errOut := runIn("", "admin", "enroll-token", "create", "-create", "-db", dsn, "-name", "rollout", "-max-uses", "0", "-expires-in-days", "-1", "-allowed-cidrs", "10.0.0.0/8,192.0.2.9")
 		if code != 0 || !strings.HasPrefix(out, "ent_") || len(strings.TrimSpace(out)) != 68 || !strings.Contains(errOut, "expires never, max uses 0") {
 			t.Fatalf("create: %d %q %s", code, out, errOut)
 		}

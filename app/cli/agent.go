@@ -154,6 +154,12 @@ writable path, ProtectHome, PrivateTmp, Restart=on-failure after 5 s.
 	}
 	config.AddAgentFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the service definition instead of installing it")
+	// install refuses the enroll token as a flag and ignores the
+	// deprecated -pcap: --help lists only what it takes (given anyway,
+	// the token flags get their explanation).
+	for _, name := range []string{"hub-token", "enroll-token", "pcap"} {
+		_ = cmd.Flags().MarkHidden(name)
+	}
 	return cmd
 }
 

@@ -161,3 +161,17 @@ func TestAgentInstallRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentInstallHelpListsWhatItTakes: install's --help shows no flag it
+// refuses (the enroll token) or ignores (-pcap).
+func TestAgentInstallHelpListsWhatItTakes(t *testing.T) {
+	code, out, _ := run("agent", "install", "--help")
+	if code != 0 || !strings.Contains(out, "--dry-run") || !strings.Contains(out, "--hub-url") {
+		t.Fatalf("help: %d %s", code, out)
+	}
+	for _, f := range []string{"--hub-token", "--enroll-token", "--pcap "} {
+		if strings.Contains(out, f) {
+			t.Errorf("install --help lists %s", f)
+		}
+	}
+}

@@ -27,7 +27,9 @@ func TestNormalizeArgs(t *testing.T) {
 		{"shorthand stays", []string{"hub", "-h"}, []string{"hub", "-h"}},
 		{"-help becomes --help", []string{"hub", "-help"}, []string{"hub", "--help"}},
 		{"negative number value stays", []string{"hub", "--retention-hours", "-1"}, []string{"hub", "--retention-hours", "-1"}},
-		{"unknown single-dash word stays", []string{"hub", "-bogus"}, []string{"hub", "-bogus"}},
+		{"unknown single-dash long word is a long flag (reported as such)", []string{"hub", "-bogus"}, []string{"hub", "--bogus"}},
+		{"mistyped long flag is a long flag", []string{"hub", "-retention-hour", "5"}, []string{"hub", "--retention-hour", "5"}},
+		{"shorthand group stays", []string{"hub", "-hv"}, []string{"hub", "-hv"}},
 		{"after -- nothing changes", []string{"hub", "--", "-port"}, []string{"hub", "--", "-port"}},
 		{"subcommand flag of another command", []string{"version", "-json"}, []string{"version", "--json"}},
 	}
@@ -96,5 +98,29 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 				t.Errorf("exit %d, want 2", code)
 			}
 		})
+	}
+}
+
+// TestFlagMistakes: what a user sees for the common slips, and the
+// version flag and shell completion a mature CLI has.
+func TestFlagMistakes(t *testing.T) {
+	tests := []struct {
+		args     []string
+		wantCode int
+		wantOut  string // substring of stdout
+		wantErr  string // substring of stderr
+	}{
+		{[]string{"hub", "-retention-hour", "5"}, 2, "", `unknown flag: --retention-hour; did you mean "--retention-hours"?`},
+		{[]string{"hub", "--geoip-dri", "x"}, 2, "", `unknown flag: --geoip-dri; did you mean "--geoip-dir"?`},
+		{[]string{"hub", "--zzzzzz"}, 2, "", "unknown flag: --zzzzzz\n"},
+		{[]string{"--version"}, 0, version.String(), ""},
+		{[]string{"completion", "bash"}, 0, "bash completion", ""},
+		{[]string{"completion", "zsh"}, 0, "compdef", ""},
+	}
+	for _, tt := range tests {
+		code, out, errOut := run(tt.args...)
+		if code != tt.wantCode || !strings.Contains(out, tt.wantOut) || !strings.Contains(errOut, tt.wantErr) {
+			t.Errorf("netmon %v: code %d, stdout %.80q, stderr %q; want %d, %q, %q", tt.args, code, out, errOut, tt.wantCode, tt.wantOut, tt.wantErr)
+		}
 	}
 }

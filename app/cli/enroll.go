@@ -3,20 +3,69 @@ package cli
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"netmon/app/audit"
+	"netmon/app/config"
 	"netmon/app/fleet"
+	"netmon/store"
+	"netmon/store/vault"
 )
 
 // newEnrollTokenCmd is `netmon admin enroll-token`: agent enroll tokens
 // made directly in the database, e.g. by provisioning scripts.
 func newEnrollTokenCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "enroll-token", Short: "Create and list agent enroll tokens"}
-	cmd.AddCommand(newEnrollTokenCreateCmd(), newEnrollTokenListCmd())
+	cmd := &cobra.Command{Use: "enroll-token", Short: "Create and list agent enroll tokens; rotate the hub's generated static token"}
+	cmd.AddCommand(newEnrollTokenCreateCmd(), newEnrollTokenListCmd(), newRotateStaticCmd())
 	return cmd
+}
+
+func newRotateStaticCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "rotate-static",
+		Short: "Replace the static enroll token the hub generated (kept sealed in its database) and print the new one",
+		Long: `Replace the static enroll token the hub generated when no -enroll-token
+was set. The hub keeps it sealed in its database (with the vault key:
+give the hub's --vault-key-file or --vault-key-source) so that it survives
+restarts; this makes a new one, records the rotation in the audit chain
+and prints the token once. A running hub takes it at its next start.
+A token set with -enroll-token is not affected.`,
+		Args: cobra.NoArgs,
+		RunE: withAdmin(nil, func(cmd *cobra.Command, _ []string, env *adminEnv) error {
+			cfg, err := config.LoadAdmin(cmd.Flags())
+			if err != nil {
+				return usageError{err}
+			}
+			if cfg.VaultKeySource != vault.SourceEnv {
+				// LoadKey would make a new key: that is the hub's business.
+				if _, err := os.Stat(cfg.VaultKeyFile); err != nil {
+					return usageError{fmt.Errorf("vault key file %s: %w; give the hub's --vault-key-file", cfg.VaultKeyFile, err)}
+				}
+			}
+			key, _, err := vault.LoadKey(vault.Config{Source: cfg.VaultKeySource, File: cfg.VaultKeyFile}, os.Getenv)
+			if err != nil {
+				return fmt.Errorf("vault key: %w", err)
+			}
+			v, err := vault.New(key)
+			if err != nil {
+				return err
+			}
+			if _, err := vault.CheckKey(env.ctx, env.db, v, store.ErrNotFound); err != nil {
+				return fmt.Errorf("vault key: %w", err)
+			}
+			tok, err := fleet.RotateStaticToken(env.ctx, env.db, v, audit.Actor{Username: env.actor.Username, Role: string(env.actor.Role), ActorType: string(env.actor.Actor)})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), tok)
+			fmt.Fprintln(cmd.ErrOrStderr(), "new static enroll token printed once; restart the hub to use it")
+			return nil
+		}),
+	}
 }
 
 func fleetOf(env *adminEnv) (*fleet.Service, fleet.Actor) {

@@ -31,6 +31,9 @@ requests get up to 10 seconds, then the database is closed.`,
 			if err != nil {
 				return usageError{err}
 			}
+			if err := cfg.ResolvePaths(); err != nil {
+				return usageError{err}
+			}
 			log, err := logging.New(cmd.ErrOrStderr(), cfg.LogFormat, cfg.LogLevel)
 			if err != nil {
 				return usageError{err}

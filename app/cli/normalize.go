@@ -39,9 +39,29 @@ func NormalizeArgs(root *cobra.Command, args []string) []string {
 		if eq := strings.IndexByte(name, '='); eq >= 0 {
 			name = name[:eq]
 		}
-		if long[name] {
+		// A declared long flag, or one that looks like a long flag and is
+		// not one (-retention-hour): rewritten too, so that pflag reports
+		// it as an unknown flag (with a suggestion) rather than as an
+		// unknown shorthand 'r'.
+		if long[name] || looksLong(name) {
 			out[i] = "-" + a
 		}
 	}
 	return out
+}
+
+// looksLong reports whether a single-dash word is meant as a long flag:
+// letters, digits and dashes, starting with a letter, with a dash inside
+// or at least four characters (shorthand groups such as -hv stay).
+func looksLong(name string) bool {
+	if len(name) < 2 || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		ch := name[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '-') {
+			return false
+		}
+	}
+	return strings.Contains(name, "-") || len(name) >= 4
 }

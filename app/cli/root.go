@@ -12,9 +12,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"netmon/app/config"
+	"netmon/app/version"
 )
 
 // Execute runs the command line with the process's arguments and returns
@@ -63,9 +68,28 @@ Long flags take one dash or two: -port 8080 and --port 8080 are the same.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{suggestFlag(c, err)} })
+	// netmon --version prints what `netmon version` prints.
+	root.Version = version.Version
+	root.SetVersionTemplate(version.String() + "\n")
+	// netmon completion bash|zsh|fish|powershell (cobra's generator).
+	root.CompletionOptions.HiddenDefaultCmd = false
 	root.AddCommand(newHubCmd(), newAdminCmd(), newVersionCmd())
 	root.AddCommand(newAgentCmd())
 	return root
+}
+
+// suggestFlag adds the closest flag of c to an "unknown flag" error:
+// `unknown flag: --retention-hour; did you mean "--retention-hours"?`.
+func suggestFlag(c *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var known []string
+	c.Flags().VisitAll(func(f *pflag.Flag) { known = append(known, "--"+f.Name) })
+	if hint := config.DidYouMean("--"+name, known); hint != "" {
+		return fmt.Errorf("%w%s", err, hint)
+	}
+	return err
 }

@@ -36,7 +36,7 @@ func addCaptureFlags(fs *pflag.FlagSet) {
 	fs.Bool("capture", d.Enabled, "hub-local packet capture; false disables it entirely (env NETMON_CAPTURE)")
 	fs.String("record-dir", d.RecordDir, "directory of PCAP recordings (env NETMON_RECORD_DIR)")
 	fs.Int("record-max-mb", d.RecordMaxMB, "size in MiB of a recording file before it rotates to a new one (env NETMON_RECORD_MAX_MB)")
-	fs.String("geoip-dir", d.GeoIPDir, "directory of country and ASN .mmdb databases, reloaded when they change (env NETMON_GEOIP_DIR); `make geoip` fills it offline")
+	fs.String("geoip-dir", d.GeoIPDir, "directory of country and ASN .mmdb databases, reloaded when they change (env NETMON_GEOIP_DIR); make geoip fills it offline")
 	fs.Bool("ip-online-lookup", d.IPOnlineLookup, "when no .mmdb exists, look public addresses up online in batches (never private ones) (env NETMON_IP_ONLINE_LOOKUP)")
 }
 

@@ -111,10 +111,11 @@ func TestLoadHubErrors(t *testing.T) {
 		{desc: "empty db", args: []string{"--db", " "}, wantErr: "db: must not be empty"},
 		{desc: "bad log format", args: []string{"--log-format", "xml"}, wantErr: `log format "xml"`},
 		{desc: "bad log level", args: []string{"--log-level", "verbose"}, wantErr: `log level "verbose"`},
-		{desc: "env port not a number", env: map[string]string{"NETMON_PORT": "eighty"}, wantErr: `port: "eighty" is not an integer`},
-		{desc: "env bool not a bool", env: map[string]string{"NETMON_PRUNE": "maybe"}, wantErr: `prune: "maybe" is not a boolean`},
+		{desc: "env port not a number", env: map[string]string{"NETMON_PORT": "eighty"}, wantErr: `port (from NETMON_PORT): "eighty" is not an integer`},
+		{desc: "env bool not a bool", env: map[string]string{"NETMON_PRUNE": "maybe"}, wantErr: `prune (from NETMON_PRUNE): "maybe" is not a boolean`},
 		{desc: "pool size out of range", env: map[string]string{"NETMON_DB_MAX_CONNS": "0"}, wantErr: "db_max_conns 0 (NETMON_DB_MAX_CONNS): must be between 1 and 1000"},
-		{desc: "unknown file key", file: "prot: 80\n", wantErr: `unknown key "prot"`},
+		{desc: "unknown file key", file: "prot: 80\n", wantErr: `unknown key "prot"; did you mean "port"?`},
+		{desc: "listen not an address", args: []string{"--listen", "my-host"}, wantErr: `listen "my-host": want an IP address`},
 		{desc: "file not YAML", file: "port: [\n", wantErr: "config file"},
 		{desc: "fractional number in file", file: "port: 80.5\n", wantErr: "port: 80.5 is not a whole number"},
 		{desc: "missing file", args: []string{"--config", "/nonexistent/netmon.yaml"}, wantErr: "read config file"},
@@ -133,5 +134,49 @@ func TestLoadHubErrors(t *testing.T) {
 				t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestNoBacktickInFlagHelp: pflag takes a `quoted` word in a usage text as
+// the flag's value name (--geoip-dir make geoip); no usage may have one.
+func TestNoBacktickInFlagHelp(t *testing.T) {
+	for name, add := range map[string]func(*pflag.FlagSet){"hub": AddHubFlags} {
+		fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+		add(fs)
+		fs.VisitAll(func(f *pflag.Flag) {
+			if strings.Contains(f.Usage, "`") {
+				t.Errorf("%s --%s: usage has a backtick: %q", name, f.Name, f.Usage)
+			}
+		})
+	}
+}
+
+// TestResolvePaths: relative file paths go under -data-dir, absolute ones
+// and a PostgreSQL DSN stay; a data-dir that is not a directory is an error.
+func TestResolvePaths(t *testing.T) {
+	dir := t.TempDir()
+	c := DefaultHub()
+	c.DataDir = dir
+	c.Capture.GeoIPDir = "/opt/geoip"
+	if err := c.ResolvePaths(); err != nil {
+		t.Fatal(err)
+	}
+	for got, want := range map[string]string{
+		c.DB: filepath.Join(dir, "netmon.db"), c.Access.VaultKeyFile: filepath.Join(dir, "vault.key"),
+		c.Capture.RecordDir: filepath.Join(dir, "captures"), c.Capture.GeoIPDir: "/opt/geoip", c.Fleet.TLSDir: filepath.Join(dir, "tls"),
+	} {
+		if got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+	pg := DefaultHub()
+	pg.DB = "postgres://u@h/db"
+	if err := pg.ResolvePaths(); err != nil || pg.DB != "postgres://u@h/db" {
+		t.Errorf("DSN changed: %q %v", pg.DB, err)
+	}
+	bad := DefaultHub()
+	bad.DataDir = filepath.Join(dir, "netmon.db-missing")
+	if err := bad.ResolvePaths(); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("missing data-dir: %v", err)
 	}
 }

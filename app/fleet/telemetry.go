@@ -199,7 +199,7 @@ func (s *Service) Telemetry(ctx context.Context, agent AgentRef, ip netip.Addr, 
 	rec := record.Telemetry{AgentID: agent.ID, Seq: seq, TS: t.TS, RemoteIP: ip.String(), Version: clip(t.Version, 64),
 		AttrMethod: attrMethod(t.AttrMethod), AttrIface: clip(t.AttrIface, maxTextField), AttrNote: clip(t.AttrNote, 1024),
 		Dropped: t.Dropped, Conns: t.Connections.Len(), Connections: t.Connections.JSON()}
-	rates, counters := s.rates(st, &t, &rec)
+	rates, counters, deltas := s.rates(st, &t, &rec)
 	rec.Rates, _ = json.Marshal(rates)
 	rec.Counters, _ = json.Marshal(t.Interfaces)
 	if !s.sink.PutTelemetry([]record.Telemetry{rec}) {
@@ -208,6 +208,9 @@ func (s *Service) Telemetry(ctx context.Context, agent AgentRef, ip netip.Addr, 
 	}
 	st.seq, st.ts, st.counters = seq, t.TS, counters
 	s.m.batches.WithLabelValues("queued").Inc()
+	for _, d := range deltas {
+		s.m.traffic(agent.Name, d.name, d.rx, d.tx, d.rxp, d.txp)
+	}
 	if t.Dropped > 0 {
 		s.m.agentDrop.Add(float64(t.Dropped))
 		s.log.Warn("agent discarded telemetry batches", "agent_id", agent.ID, "dropped", t.Dropped)
@@ -224,9 +227,10 @@ const maxByteRate = 100e9
 // cumulative: a counter that went down from the upper half of the 32-bit
 // range wrapped; any other fall is a reset (reboot, driver reload), which
 // yields no rate for that interval rather than a negative or absurd one.
-func (s *Service) rates(st *agentState, t *Batch, rec *record.Telemetry) ([]Rate, map[string]wire.Interface) {
+func (s *Service) rates(st *agentState, t *Batch, rec *record.Telemetry) ([]Rate, map[string]wire.Interface, []ifDelta) {
 	counters := make(map[string]wire.Interface, len(t.Interfaces))
 	out := make([]Rate, 0, len(t.Interfaces))
+	var deltas []ifDelta
 	dt := float64(t.TS - st.ts)
 	usable := st.ts > 0 && dt > 0 && dt <= 7*86400
 	for i := range t.Interfaces {
@@ -240,7 +244,9 @@ func (s *Service) rates(st *agentState, t *Batch, rec *record.Telemetry) ([]Rate
 			// Each counter is judged alone: one that reset gives no rate,
 			// the others still do.
 			loop := isLoopback(cur.Name)
+			d := ifDelta{name: cur.Name}
 			if rx, ok := delta(cur.RxBytes, prev.RxBytes); ok && float64(rx)/dt <= maxByteRate {
+				d.rx = rx
 				r.RxBps = float64(rx) * 8 / dt
 				if loop {
 					rec.Local += float64(rx) / dt
@@ -250,6 +256,7 @@ func (s *Service) rates(st *agentState, t *Batch, rec *record.Telemetry) ([]Rate
 				rec.HasRates = true
 			}
 			if tx, ok := delta(cur.TxBytes, prev.TxBytes); ok && float64(tx)/dt <= maxByteRate {
+				d.tx = tx
 				r.TxBps = float64(tx) * 8 / dt
 				if !loop {
 					rec.Out += float64(tx) / dt
@@ -259,15 +266,24 @@ func (s *Service) rates(st *agentState, t *Batch, rec *record.Telemetry) ([]Rate
 			rp, ok1 := delta(cur.RxPackets, prev.RxPackets)
 			tp, ok2 := delta(cur.TxPackets, prev.TxPackets)
 			if ok1 && ok2 && float64(rp+tp)/dt <= maxByteRate/64 {
+				d.rxp, d.txp = rp, tp
 				r.PPS = float64(rp+tp) / dt
 				if !loop {
 					rec.PPS += r.PPS
 				}
 			}
+			deltas = append(deltas, d)
 		}
 		out = append(out, r)
 	}
-	return out, counters
+	return out, counters, deltas
+}
+
+// ifDelta is what one interface's counters moved since the last batch
+// (0 for a counter that reset).
+type ifDelta struct {
+	name             string
+	rx, tx, rxp, txp uint64
 }
 
 // delta is cur-prev for a cumulative counter; ok is false on a reset.

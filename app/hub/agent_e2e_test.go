@@ -58,7 +58,13 @@ type process struct {
 
 func startProc(t *testing.T, dir string, env []string, args ...string) *process {
 	t.Helper()
-	p := &process{cmd: exec.Command(netmonBinary(t), args...), logs: &logBuffer{}}
+	return startCmd(t, dir, env, netmonBinary(t), args...)
+}
+
+// startCmd is startProc for any command line (the binary under prlimit).
+func startCmd(t *testing.T, dir string, env []string, name string, args ...string) *process {
+	t.Helper()
+	p := &process{cmd: exec.Command(name, args...), logs: &logBuffer{}}
 	p.cmd.Dir = dir
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs

@@ -104,24 +104,31 @@ func TestAuditTrailAndVerify(t *testing.T) {
 	})
 }
 
+// auditDown makes every audit append fail (a trigger), as a full disk or
+// a broken table would.
+func auditDown(t *testing.T, h *testHub) {
+	t.Helper()
+	trigger := map[store.Dialect][]string{
+		store.SQLite: {`CREATE TRIGGER audit_down BEFORE INSERT ON audit_events BEGIN SELECT RAISE(ABORT, 'audit storage down'); END`},
+		store.Postgres: {
+			`CREATE FUNCTION audit_down() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'audit storage down'; END $$`,
+			`CREATE TRIGGER audit_down BEFORE INSERT ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_down()`,
+		},
+	}[h.db.Dialect()]
+	for _, q := range trigger {
+		if _, err := h.db.Writer().ExecContext(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestAuditFailClosed is RELIABILITY case 17: when the audit record cannot
 // be written, the privileged change is not made.
 func TestAuditFailClosed(t *testing.T) {
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		h, boot := bootstrap(t, dsn)
 		ctx := context.Background()
-		trigger := map[store.Dialect][]string{
-			store.SQLite: {`CREATE TRIGGER audit_down BEFORE INSERT ON audit_events BEGIN SELECT RAISE(ABORT, 'audit storage down'); END`},
-			store.Postgres: {
-				`CREATE FUNCTION audit_down() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'audit storage down'; END $$`,
-				`CREATE TRIGGER audit_down BEFORE INSERT ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_down()`,
-			},
-		}[h.db.Dialect()]
-		for _, q := range trigger {
-			if _, err := h.db.Writer().ExecContext(ctx, q); err != nil {
-				t.Fatal(err)
-			}
-		}
+		auditDown(t, h)
 		r := boot.call("POST", "/api/v1/users", map[string]string{"username": "ghost", "password": "ghost-pass-1", "role": "viewer"})
 		if r.code != 500 {
 			t.Fatalf("create with audit down: %d %s", r.code, r.body)
@@ -136,6 +143,48 @@ func TestAuditFailClosed(t *testing.T) {
 			t.Errorf("token created without audit: %v", toks)
 		}
 	})
+}
+
+// TestLoginSessionCommitsWithItsRecord: a login whose audit record cannot
+// be written opens no session (500, no token, no sessions row), with the
+// memory and the database session store alike; a login that succeeds has
+// exactly one record.
+func TestLoginSessionCommitsWithItsRecord(t *testing.T) {
+	for _, kind := range []string{"memory", "db"} {
+		t.Run(kind, func(t *testing.T) {
+			storetest.EachDSN(t, func(t *testing.T, dsn string) {
+				h, boot := bootstrap(t, dsn, func(c *config.Hub) { c.Access.SessionStore = kind })
+				ctx := context.Background()
+				boot.createUser("erin", "erin-pass-1", "viewer", "")
+				var before int
+				if err := h.db.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions`).Scan(&before); err != nil {
+					t.Fatal(err)
+				}
+				auditDown(t, h)
+				r := h.client(t).call("POST", "/api/login", map[string]string{"username": "erin", "password": "erin-pass-1"})
+				if r.code != 500 || strings.Contains(r.body, "token") {
+					t.Fatalf("login with audit down: %d %s", r.code, r.body)
+				}
+				var after int
+				if err := h.db.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions`).Scan(&after); err != nil {
+					t.Fatal(err)
+				}
+				if after != before {
+					t.Errorf("sessions rows %d -> %d: a session without its record", before, after)
+				}
+				if _, err := h.db.Writer().ExecContext(ctx, `DROP TRIGGER audit_down`+map[store.Dialect]string{store.Postgres: " ON audit_events"}[h.db.Dialect()]); err != nil {
+					t.Fatal(err)
+				}
+				erin := h.client(t)
+				erin.login("erin", "erin-pass-1")
+				var evs []store.AuditEvent
+				boot.call("GET", "/api/v1/audit?action=login&actor=erin&result=ok", nil).must(t, 200).decode(t, &evs)
+				if len(evs) != 1 {
+					t.Errorf("%d login records for erin, want 1", len(evs))
+				}
+			})
+		})
+	}
 }
 
 // TestNoSecretInLogsAuditOrResponses greps everything a hub wrote during a

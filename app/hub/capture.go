@@ -38,12 +38,13 @@ func (h *Hub) startCapture() error {
 	if err := h.capture.Start(); err != nil {
 		return fmt.Errorf("capture: %w", err)
 	}
+	if err := h.reg.Register(h.capture.Collector()); err != nil {
+		return fmt.Errorf("capture metrics: %w", err)
+	}
 	h.conns = proc.NewLister()
 	lcfg := live.DefaultConfig()
-	if u := h.cfg.Access.PublicURL; u != "" {
-		lcfg.AllowedOrigins = []string{u}
-	}
-	h.live = live.New(h.log.With("component", "live"), lcfg, ticker{h}, h.reg)
+	lcfg.AllowedOrigins = h.liveOrigins()
+	h.live = live.New(h.log.With("component", "live"), lcfg, ticker{h}, liveSessions{h}, h.reg)
 	return h.live.Start()
 }
 
@@ -67,11 +68,15 @@ func (s minuteSink) AddRemotes(ctx context.Context, ts int64, rs []capture.Remot
 
 // Tick is the WebSocket message of spec 6.1.
 type Tick struct {
-	Type        string           `json:"type"`
-	Stats       capture.Snapshot `json:"stats"`
+	Type  string           `json:"type"`
+	Stats capture.Snapshot `json:"stats"`
+	// Connections are the host's most active sockets, at most
+	// TickConnections (GET /api/connections has them all).
 	Connections []api.Connection `json:"connections"`
-	AlertEvents []AlertEvent     `json:"alert_events"` // alerting arrives later: always []
-	Record      TickRecord       `json:"record"`
+	// ConnectionsTotal is how many sockets the host has.
+	ConnectionsTotal int          `json:"connections_total"`
+	AlertEvents      []AlertEvent `json:"alert_events"` // alerting arrives later: always []
+	Record           TickRecord   `json:"record"`
 }
 
 // AlertEvent is an alert of a tick (spec 6.1).
@@ -101,8 +106,10 @@ func (t ticker) Tick(ctx context.Context) (any, error) {
 		conns = []api.Connection{}
 	}
 	rs := h.capture.RecordStatus()
+	total := len(conns)
 	return Tick{
-		Type: "tick", Stats: h.capture.Snapshot(), Connections: conns, AlertEvents: []AlertEvent{},
-		Record: TickRecord{Recording: rs.Recording, Packets: rs.Packets, Bytes: rs.Bytes},
+		Type: "tick", Stats: h.capture.Snapshot(), Connections: topConnections(conns, TickConnections), ConnectionsTotal: total,
+		AlertEvents: []AlertEvent{},
+		Record:      TickRecord{Recording: rs.Recording, Packets: rs.Packets, Bytes: rs.Bytes},
 	}, nil
 }

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -9,10 +10,11 @@ import (
 	"netmon/app/fleet/pki"
 )
 
-// startFleet builds the hub's CA (with -tls) and the fleet service. The
-// static enroll token is random when the operator set none, and then
-// logged once so that a first agent can enroll.
-func (h *Hub) startFleet() error {
+// startFleet builds the hub's CA (with -tls) and the fleet service. When
+// the operator set no static enroll token, the hub makes one, keeps it
+// sealed in the database and logs it once, so that a first agent can
+// enroll and later restarts keep it.
+func (h *Hub) startFleet(ctx context.Context) error {
 	fc := h.cfg.Fleet
 	var ca fleet.CA
 	if fc.TLS {
@@ -29,11 +31,20 @@ func (h *Hub) startFleet() error {
 	}
 	static := fc.EnrollToken
 	if static == "" {
-		static = fleet.NewStaticToken()
-		// Logged once, on purpose: it is how the operator of a fresh hub
-		// learns the bootstrap secret. Set -enroll-token or use ent_ tokens
-		// to keep it out of the log.
-		h.log.Warn("no -enroll-token set: generated a static enroll token for this run", "enroll_token", static)
+		var created bool
+		var err error
+		static, created, err = fleet.LoadStaticToken(ctx, h.db, h.vault)
+		if err != nil {
+			return err
+		}
+		if created {
+			// Logged once, when made, on purpose: it is how the operator of
+			// a fresh hub learns the bootstrap secret. Set -enroll-token or
+			// use ent_ tokens to keep it out of the log.
+			h.log.Warn("no -enroll-token set: generated a static enroll token, kept sealed in the database across restarts (replace it with `netmon admin enroll-token rotate-static`)", "enroll_token", static)
+		} else {
+			h.log.Info("static enroll token loaded from the database (set -enroll-token, or rotate it with `netmon admin enroll-token rotate-static`)")
+		}
 	}
 	cfg := fleet.DefaultConfig()
 	cfg.StaticToken, cfg.MultiSite, cfg.PcapEnabled = static, h.cfg.Access.MultiSite, fc.AgentPcap

@@ -12,8 +12,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +29,7 @@ import (
 	"netmon/app/config"
 	"netmon/app/fleet"
 	"netmon/app/fleet/pki"
+	"netmon/app/httpguard"
 	"netmon/app/live"
 	"netmon/app/version"
 	"netmon/capture"
@@ -41,6 +45,10 @@ import (
 
 // DrainTimeout bounds how long Stop waits for in-flight requests.
 const DrainTimeout = 10 * time.Second
+
+// ReadHeaderTimeout is how long a connection may take to send a request's
+// headers (a silent connection is closed after it).
+const ReadHeaderTimeout = 5 * time.Second
 
 // Hub is a running (or ready to run) hub process.
 type Hub struct {
@@ -62,6 +70,7 @@ type Hub struct {
 	fleet     *fleet.Service
 	pki       *pki.Authority
 	api       *api.Server
+	guard     *httpguard.Guard
 	srv       *http.Server
 	ln        net.Listener
 
@@ -104,6 +113,18 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 		buildInfo,
 	)
 
+	// Bind first: a busy port must fail before migrations run and secrets
+	// are made and logged. Connections wait in the backlog until Serve.
+	gcfg := httpguard.DefaultConfig()
+	gcfg.MaxConns, gcfg.MaxConnsPerSource = h.cfg.MaxConns, h.cfg.MaxConnsPerSource
+	h.guard = httpguard.New(h.log.With("component", "http"), gcfg, h.reg)
+	h.ln, err = net.Listen("tcp", net.JoinHostPort(strings.Trim(h.cfg.Listen, "[]"), strconv.Itoa(h.cfg.Port)))
+	if err != nil {
+		return fmt.Errorf("listen on port %d: %w", h.cfg.Port, err)
+	}
+	// The guard counts TCP connections, so it sits under TLS.
+	h.ln = h.guard.Listener(h.ln)
+
 	scfg := store.DefaultConfig()
 	scfg.DSN, scfg.MaxConns = h.cfg.DB, h.cfg.DBMaxConns
 	h.db, err = store.Open(ctx, h.log.With("component", "store"), scfg)
@@ -138,7 +159,7 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 	if err := h.startCollectors(); err != nil {
 		return err
 	}
-	if err := h.startFleet(); err != nil {
+	if err := h.startFleet(ctx); err != nil {
 		return err
 	}
 	access := h.cfg.Access
@@ -175,15 +196,13 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 		AuditLog:       h.db,
 		Fleet:          h.fleet,
 		CertAgentID:    pki.AgentID,
+		Guard:          h.guard,
+		LoopbackOnly:   h.loopbackOnly(),
 	})
 	if err != nil {
 		return fmt.Errorf("build api: %w", err)
 	}
 
-	h.ln, err = net.Listen("tcp", ":"+strconv.Itoa(h.cfg.Port))
-	if err != nil {
-		return fmt.Errorf("listen on port %d: %w", h.cfg.Port, err)
-	}
 	if h.pki != nil {
 		// HTTPS with optional client certificates: browsers connect
 		// without one, agents present theirs (spec 5 item 10).
@@ -193,11 +212,18 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 	if h.wrap != nil {
 		handler = h.wrap(handler)
 	}
+	// Deadlines: headers within ReadHeaderTimeout of the connection's
+	// acceptance (or of its first byte after an idle spell), each body
+	// within its route's deadline (the guard, set from app/api); an idle
+	// keep-alive is closed after IdleTimeout. The guard caps how many
+	// connections may be open at once.
 	h.srv = &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: ReadHeaderTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+		ConnState:         h.guard.ConnState,
+		ConnContext:       h.guard.ConnContext,
 		ErrorLog:          slog.NewLogLogger(h.log.With("component", "http").Handler(), slog.LevelWarn),
 	}
 	go func() {
@@ -207,7 +233,19 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 		close(h.serveErr)
 	}()
 	if !h.authRequired(ctx) {
-		h.log.Warn("authentication is OFF: no -auth-password and no user; every request is served as admin. Create an admin with `netmon admin user create` or set NETMON_AUTH_PASSWORD")
+		where := "on every interface"
+		if h.loopbackOnly() {
+			where = "on this machine only (" + h.cfg.Listen + ")"
+		}
+		h.log.Warn("authentication is OFF "+where+": no -auth-password and no user; every request is served as admin. Create an admin with `netmon admin user create --create` or set NETMON_AUTH_PASSWORD",
+			"listen", h.ln.Addr().String())
+	} else if len(h.liveOrigins()) == 0 {
+		h.log.Warn("no -public-url (and no -tls-hosts): the live feed /ws accepts WebSocket upgrades from pages of any origin, guarded only by the session cookie's SameSite=Lax; set -public-url to the address users open")
+	}
+	if h.cfg.Access.AuthPassword != "" {
+		if rbac, err := h.db.EnabledAdminExists(ctx); err == nil && rbac {
+			h.log.Warn("the bootstrap password (-auth-password / NETMON_AUTH_PASSWORD) no longer signs anyone in: an enabled admin user exists (it works again only if no enabled admin remains); remove it from the configuration")
+		}
 	}
 	h.log.Info("hub started",
 		"version", version.Version,
@@ -219,7 +257,33 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 		"dev", h.cfg.Dev,
 		"tls", h.pki != nil,
 		"startup_ms", time.Since(begin).Milliseconds())
+	// Every file and directory the hub keeps, as absolute paths: started
+	// from another directory, a relative path means other files.
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	files := []any{"vault_key", abs(h.cfg.Access.VaultKeyFile), "record_dir", abs(h.cfg.Capture.RecordDir), "geoip_dir", abs(h.cfg.Capture.GeoIPDir)}
+	if h.db.Dialect() == store.SQLite {
+		files = append(files, "database", abs(h.cfg.DB))
+	}
+	if h.pki != nil {
+		files = append(files, "tls_dir", abs(h.cfg.Fleet.TLSDir))
+	}
+	h.log.Info("hub files", files...)
+	// Start-up garbage (the GeoIP survey walks every network of each
+	// database) is returned to the OS now rather than at the scavenger's
+	// pace: idle RSS is what an operator looks at first.
+	debug.FreeOSMemory()
 	return nil
+}
+
+// loopbackOnly reports whether -listen keeps the hub on this machine.
+func (h *Hub) loopbackOnly() bool {
+	ip := net.ParseIP(strings.Trim(h.cfg.Listen, "[]"))
+	return (ip != nil && ip.IsLoopback()) || h.cfg.Listen == "localhost"
 }
 
 // Log is the hub's logger.

@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,7 +20,7 @@ var importRules = []struct {
 	allow []string
 }{
 	{"", []string{"app/cli"}}, // main.go
-	{"app/cli", []string{"agentmode", "app/audit", "app/auth", "app/config", "app/fleet", "app/hub", "app/logging", "app/version", "store"}},
+	{"app/cli", []string{"agentmode", "app/audit", "app/auth", "app/config", "app/fleet", "app/hub", "app/logging", "app/version", "store", "store/vault"}},
 	{"agentmode/wire", nil},
 	// The agent: its own subpackages, the protocol, the host's sockets, and
 	// the build version; nothing of the hub.
@@ -29,8 +30,9 @@ var importRules = []struct {
 	{"app/config", []string{"app/logging"}},
 	{"app/logging", nil},
 	{"app/version", nil},
-	{"app/hub", []string{"app/api", "app/auth", "app/auth/oidc", "app/config", "app/fleet", "app/fleet/pki", "app/live", "app/version", "capture", "capture/proc", "capture/record", "collectors/flows", "collectors/flows/netflow", "collectors/geo", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
+	{"app/hub", []string{"app/api", "app/auth", "app/auth/oidc", "app/config", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/version", "capture", "capture/proc", "capture/record", "collectors/flows", "collectors/flows/netflow", "collectors/geo", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
 	{"app/live", nil},
+	{"app/httpguard", nil},
 	{"app/history", []string{"store"}},
 	{"capture/decode", nil},
 	{"capture/source", nil},
@@ -47,7 +49,7 @@ var importRules = []struct {
 	{"collectors/flows/replay", nil},
 	{"store/record", nil},
 	{"store/queue", []string{"store/record"}},
-	{"app/api", []string{"agentmode/wire", "app/fleet", "app/audit", "app/auth", "app/auth/oidc", "app/history", "app/logging", "app/version", "capture", "capture/proc", "capture/record", "capture/source", "collectors/geo", "store", "ui"}},
+	{"app/api", []string{"agentmode/wire", "app/fleet", "app/audit", "app/auth", "app/auth/oidc", "app/history", "app/httpguard", "app/logging", "app/version", "capture", "capture/proc", "capture/record", "capture/source", "collectors/geo", "store", "ui"}},
 	{"app/auth/oidc", nil},
 	{"app/auth", []string{"app/audit", "store"}},
 	{"app/audit", []string{"store"}},
@@ -153,10 +155,10 @@ func dedupe(s []string) []string {
 func TestTopLevelEntries(t *testing.T) {
 	allowed := map[string]bool{"main.go": true, "app": true, "store": true, "capture": true, "collectors": true,
 		"alerting": true, "agentmode": true, "ui": true, "testdata": true, "go.mod": true, "go.sum": true,
-		"Makefile": true, "README.md": true,
+		"Makefile": true, "README.md": true, "LICENSE": true,
 		// Runtime artifacts of `make run` / `make build`, ignored by git.
 		"bin": true, "netmon.db": true, "netmon.db-wal": true, "netmon.db-shm": true, "vault.key": true,
-		"captures": true, "geoip": true}
+		"captures": true, "geoip": true, "tls": true}
 	entries, err := os.ReadDir(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -165,5 +167,27 @@ func TestTopLevelEntries(t *testing.T) {
 		if !strings.HasPrefix(e.Name(), ".") && !allowed[e.Name()] {
 			t.Errorf("top-level entry %q is not one the user fixed", e.Name())
 		}
+	}
+}
+
+// TestNoKeyTracked: no key file is committed (a test once left a generated
+// vault key in app/hub and it was committed). Tests write keys only under
+// t.TempDir().
+func TestNoKeyTracked(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("git is needed")
+		}
+		t.Skip("git not installed")
+	}
+	cmd := exec.Command(git, "ls-files", "--", "*.key", "*.pem", "**/vault.key")
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	if files := strings.TrimSpace(string(out)); files != "" {
+		t.Errorf("key files are tracked:\n%s", files)
 	}
 }

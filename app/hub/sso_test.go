@@ -3,9 +3,11 @@ package hub
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -32,15 +34,24 @@ func ssoHub(t *testing.T, dsn string) (*testHub, *oidctest.Server) {
 	return h, idp
 }
 
-// freePort returns a loopback port that was free a moment ago.
+// freePort returns a port that was free a moment ago on all interfaces.
+// It is chosen below Linux's ephemeral range (32768-60999): a port the
+// kernel handed out for ":0" could be handed again to any client socket —
+// the connection floods of other tests open tens of thousands — before
+// the hub binds it.
 func freePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 1000 {
+		port := 20000 + rand.IntN(12000)
+		ln, err := net.Listen("tcp", ":"+strconv.Itoa(port))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return port
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free port between 20000 and 32000")
+	return 0
 }
 
 // browse runs the SSO login in a browser-like client and returns it with

@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -31,13 +32,34 @@ type Config struct {
 	Buffer int
 	// WriteTimeout bounds one write to a client.
 	WriteTimeout time.Duration
-	// AllowedOrigins are the extra origins (URLs such as
-	// https://netmon.example, from -public-url and -tls-hosts) whose pages
-	// may open the feed; the request's own host, localhost, 127.0.0.1 and
-	// [::1] are always allowed. Empty: every origin is accepted (the spec's
-	// behaviour when -public-url and -tls-hosts are both empty).
+	// AllowedOrigins are the origins (scheme://host[:port], e.g.
+	// https://netmon.example from -public-url, https://<tls host>:<port>,
+	// http://localhost:<port>) whose pages may open the feed, compared
+	// exactly: scheme, host and port (a missing port is the scheme's
+	// default). The request's own origin (its scheme and Host) is allowed
+	// too. Empty: every origin is accepted (the spec's behaviour when
+	// -public-url and -tls-hosts are both empty).
 	AllowedOrigins []string
 }
+
+// Sessions re-checks, every tick, that each client's credentials still
+// grant the feed, so a socket does not outlive its session (logout,
+// expiry, password change, disabled or deleted user, revoked token) — on
+// every hub sharing the session store.
+type Sessions interface {
+	// Key is what identifies the credentials of r (the session or API
+	// token), recorded at the upgrade.
+	Key(r *http.Request) string
+	// Valid reports whether the credentials of key still grant the feed.
+	// An error (the database does not answer) keeps the client: it says
+	// nothing about the session.
+	Valid(ctx context.Context, key string) (bool, error)
+}
+
+// CloseSessionEnded is the close code of a socket whose session ended
+// (4000-4999 are the application's): the console sends the user to sign
+// in rather than reconnecting.
+const CloseSessionEnded websocket.StatusCode = 4001
 
 // DefaultConfig returns one tick a second, four queued ticks per client.
 func DefaultConfig() Config {
@@ -52,10 +74,14 @@ type TickSource interface {
 
 // Broker fans ticks out to the connected clients.
 type Broker struct {
-	log  *slog.Logger
-	cfg  Config
-	src  TickSource
-	opts websocket.AcceptOptions
+	log      *slog.Logger
+	cfg      Config
+	src      TickSource
+	sessions Sessions
+	opts     websocket.AcceptOptions
+	// origins is AllowedOrigins normalised (scheme://host:port); nil
+	// accepts every origin.
+	origins map[string]bool
 
 	mu      sync.Mutex
 	clients map[*client]struct{}
@@ -66,6 +92,8 @@ type Broker struct {
 	connected prometheus.Gauge
 	dropped   prometheus.Counter
 	ticks     prometheus.Counter
+	ended     prometheus.Counter
+	refused   prometheus.Counter
 }
 
 type client struct {
@@ -73,6 +101,8 @@ type client struct {
 	conn *websocket.Conn
 	once sync.Once
 	done chan struct{}
+	// key identifies the client's credentials for Sessions.Valid.
+	key string
 }
 
 func (c *client) close(code websocket.StatusCode, reason string) {
@@ -82,8 +112,9 @@ func (c *client) close(code websocket.StatusCode, reason string) {
 	})
 }
 
-// New returns a broker; it does no work until Start.
-func New(log *slog.Logger, cfg Config, src TickSource, reg prometheus.Registerer) *Broker {
+// New returns a broker; it does no work until Start. sessions may be nil
+// (nothing is re-checked: tests of the plumbing).
+func New(log *slog.Logger, cfg Config, src TickSource, sessions Sessions, reg prometheus.Registerer) *Broker {
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
 	}
@@ -93,22 +124,25 @@ func New(log *slog.Logger, cfg Config, src TickSource, reg prometheus.Registerer
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 5 * time.Second
 	}
-	b := &Broker{log: log, cfg: cfg, src: src, clients: map[*client]struct{}{}}
-	if len(cfg.AllowedOrigins) == 0 {
-		b.opts.InsecureSkipVerify = true
-	} else {
-		b.opts.OriginPatterns = []string{"localhost", "localhost:*", "127.0.0.1", "127.0.0.1:*", `\[::1\]`, `\[::1\]:*`} // path.Match patterns: brackets escaped
+	b := &Broker{log: log, cfg: cfg, src: src, sessions: sessions, clients: map[*client]struct{}{}}
+	// The origin is checked here, exactly (coder/websocket's patterns match
+	// the host only: http:// passed for an https:// public URL).
+	b.opts.InsecureSkipVerify = true
+	if len(cfg.AllowedOrigins) > 0 {
+		b.origins = map[string]bool{}
 		for _, o := range cfg.AllowedOrigins {
-			if u, err := url.Parse(o); err == nil && u.Host != "" {
-				b.opts.OriginPatterns = append(b.opts.OriginPatterns, escapeMatch(u.Host))
+			if n, ok := normalOrigin(o); ok {
+				b.origins[n] = true
 			}
 		}
 	}
 	b.connected = prometheus.NewGauge(prometheus.GaugeOpts{Name: "netmon_ws_clients", Help: "WebSocket clients connected to /ws."})
 	b.dropped = prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_ws_slow_clients_dropped_total", Help: "WebSocket clients disconnected because their buffer was full."})
 	b.ticks = prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_ws_ticks_total", Help: "Ticks computed and sent (none while no client listens)."})
+	b.ended = prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_ws_sessions_ended_total", Help: "WebSocket clients closed because their session or token no longer grants the feed."})
+	b.refused = prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_ws_origin_refused_total", Help: "WebSocket upgrades refused for a foreign Origin."})
 	if reg != nil {
-		for _, c := range []prometheus.Collector{b.connected, b.dropped, b.ticks} {
+		for _, c := range []prometheus.Collector{b.connected, b.dropped, b.ticks, b.ended, b.refused} {
 			_ = reg.Register(c)
 		}
 	}
@@ -169,6 +203,7 @@ func (b *Broker) tick() {
 	if n == 0 {
 		return
 	}
+	b.recheck()
 	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Interval)
 	msg, err := b.src.Tick(ctx)
 	cancel()
@@ -196,9 +231,90 @@ func (b *Broker) tick() {
 	}
 }
 
+// recheck closes the clients whose credentials no longer grant the feed,
+// asking Sessions once per distinct credential.
+func (b *Broker) recheck() {
+	if b.sessions == nil {
+		return
+	}
+	b.mu.Lock()
+	keys := map[string][]*client{}
+	for c := range b.clients {
+		keys[c.key] = append(keys[c.key], c)
+	}
+	b.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Interval)
+	defer cancel()
+	for key, cs := range keys {
+		ok, err := b.sessions.Valid(ctx, key)
+		if err != nil {
+			b.log.Warn("live feed: session check failed; clients kept", "error", err)
+			continue
+		}
+		if ok {
+			continue
+		}
+		b.mu.Lock()
+		for _, c := range cs {
+			if _, in := b.clients[c]; in {
+				delete(b.clients, c)
+				b.connected.Dec()
+				b.ended.Inc()
+				go c.close(CloseSessionEnded, "session ended: sign in again")
+			}
+		}
+		b.mu.Unlock()
+	}
+}
+
+// normalOrigin returns scheme://host:port in lower case, the port made
+// explicit, or false when o is no http(s) origin.
+func normalOrigin(o string) (string, bool) {
+	u, err := url.Parse(strings.TrimSpace(o))
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", false
+	}
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port), true
+}
+
+// originAllowed applies the allow-list: no Origin (a non-browser client),
+// the request's own origin, or one of AllowedOrigins.
+func (b *Broker) originAllowed(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if b.origins == nil || o == "" {
+		return true
+	}
+	n, ok := normalOrigin(o)
+	if !ok {
+		return false
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if self, ok := normalOrigin(scheme + "://" + r.Host); ok && self == n {
+		return true
+	}
+	return b.origins[n]
+}
+
 // ServeHTTP upgrades the request (origin permitting) and serves the client
-// until it goes away, is dropped, or the broker stops.
+// until it goes away, is dropped, its session ends, or the broker stops.
 func (b *Broker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !b.originAllowed(r) {
+		b.refused.Inc()
+		b.log.InfoContext(r.Context(), "websocket refused: foreign origin", "origin", r.Header.Get("Origin"))
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		msg, _ := json.Marshal(map[string]string{"error": "origin " + r.Header.Get("Origin") + " may not open the live feed (allowed: the hub's own address, -public-url, -tls-hosts, localhost)"})
+		_, _ = w.Write(msg)
+		return
+	}
 	opts := b.opts
 	conn, err := websocket.Accept(w, r, &opts)
 	if err != nil {
@@ -207,6 +323,9 @@ func (b *Broker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := &client{send: make(chan []byte, b.cfg.Buffer), conn: conn, done: make(chan struct{})}
+	if b.sessions != nil {
+		c.key = b.sessions.Key(r)
+	}
 	b.mu.Lock()
 	b.clients[c] = struct{}{}
 	b.mu.Unlock()
@@ -238,17 +357,4 @@ func (b *Broker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-}
-
-// escapeMatch quotes path.Match's special characters in a host
-// ("[2001:db8::1]:8443" would otherwise be a character class).
-func escapeMatch(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

@@ -3,11 +3,13 @@ package live
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,7 +29,12 @@ func (s *countingSource) Tick(context.Context) (any, error) {
 
 func startBroker(t *testing.T, cfg Config, src TickSource) (*Broker, *httptest.Server) {
 	t.Helper()
-	b := New(slog.New(slog.DiscardHandler), cfg, src, nil)
+	return startBrokerWith(t, cfg, src, nil)
+}
+
+func startBrokerWith(t *testing.T, cfg Config, src TickSource, sessions Sessions) (*Broker, *httptest.Server) {
+	t.Helper()
+	b := New(slog.New(slog.DiscardHandler), cfg, src, sessions, nil)
 	if err := b.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -78,22 +85,35 @@ func TestNoTickWithoutListeners(t *testing.T) {
 	}
 }
 
+// TestOriginAllowList: origins are compared exactly — scheme, host and
+// port — with the allow-list and the request's own origin.
 func TestOriginAllowList(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.AllowedOrigins = []string{"https://netmon.example"}
+	cfg.AllowedOrigins = []string{"https://netmon.example", "http://localhost:8080", "http://127.0.0.1:8080", "http://[::1]:8080"}
 	_, srv := startBroker(t, cfg, &countingSource{})
+	self := strings.TrimPrefix(srv.URL, "http://")
 	tests := []struct {
 		origin string
 		ok     bool
 	}{
 		{"https://netmon.example", true},
-		{"http://localhost:5173", true},
+		{"https://netmon.example:443", true},
+		{"HTTPS://NETMON.EXAMPLE", true},
+		{"http://netmon.example", false}, // the report's finding: scheme ignored
+		{"https://netmon.example:8443", false},
+		{"http://localhost:8080", true},
+		{"http://localhost:5173", false},
+		{"https://localhost:8080", false},
 		{"http://127.0.0.1:8080", true},
+		{"http://127.0.0.1:9999", false}, // the report's finding: any port on 127.0.0.1
 		{"http://[::1]:8080", true},
-		{"", true}, // non-browser clients send no Origin
+		{"http://" + self, true},   // the request's own origin
+		{"https://" + self, false}, // same host, other scheme
+		{"", true},                 // non-browser clients send no Origin
 		{"https://evil.example", false},
 		{"https://netmon.example.evil.example", false},
 		{"null", false},
+		{"file://", false},
 	}
 	for _, tt := range tests {
 		c, resp, err := dial(t, srv, tt.origin)
@@ -113,6 +133,93 @@ func TestOriginAllowList(t *testing.T) {
 		t.Fatalf("open broker refused: %v", err)
 	}
 	c.CloseNow()
+}
+
+// keySessions takes the key from the X-Key header; valid says which keys
+// still grant the feed, failing says the check cannot answer.
+type keySessions struct {
+	mu      sync.Mutex
+	valid   map[string]bool
+	failing bool
+}
+
+func (k *keySessions) Key(r *http.Request) string { return r.Header.Get("X-Key") }
+
+func (k *keySessions) Valid(_ context.Context, key string) (bool, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.failing {
+		return false, errors.New("database down")
+	}
+	return k.valid[key], nil
+}
+
+func (k *keySessions) set(key string, ok bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.valid[key] = ok
+}
+
+// TestSessionEndClosesSocket: when a client's credentials stop granting
+// the feed, its socket is closed with 4001 within a tick, the others keep
+// receiving; a check that cannot answer closes nothing.
+func TestSessionEndClosesSocket(t *testing.T) {
+	ks := &keySessions{valid: map[string]bool{"alice": true, "bob": true}}
+	cfg := DefaultConfig()
+	cfg.Interval = 50 * time.Millisecond
+	b, srv := startBrokerWith(t, cfg, &countingSource{}, ks)
+	conn := func(key string) *websocket.Conn {
+		h := http.Header{"X-Key": {key}}
+		c, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"), &websocket.DialOptions{HTTPHeader: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.CloseNow() })
+		return c
+	}
+	alice, bob := conn("alice"), conn("bob")
+	read := func(c *websocket.Conn) error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, _, err := c.Read(ctx)
+		return err
+	}
+	for _, c := range []*websocket.Conn{alice, bob} {
+		if err := read(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ks.mu.Lock()
+	ks.failing = true
+	ks.mu.Unlock()
+	time.Sleep(3 * cfg.Interval)
+	if b.Clients() != 2 {
+		t.Fatalf("a failing check closed clients: %d left", b.Clients())
+	}
+	ks.mu.Lock()
+	ks.failing = false
+	ks.mu.Unlock()
+
+	ks.set("alice", false)
+	ended := time.Now()
+	var err error
+	for err == nil {
+		err = read(alice)
+	}
+	if took := time.Since(ended); took > 3*cfg.Interval {
+		t.Errorf("alice's socket closed %v after her session ended, want within a tick", took)
+	}
+	if code := websocket.CloseStatus(err); code != CloseSessionEnded {
+		t.Errorf("close code %v (%v), want %v", code, err, CloseSessionEnded)
+	}
+	for range 3 {
+		if err := read(bob); err != nil {
+			t.Fatalf("bob lost his feed: %v", err)
+		}
+	}
+	if b.Clients() != 1 {
+		t.Errorf("%d clients, want 1", b.Clients())
+	}
 }
 
 // TestSlowClientIsDropped: a client that never reads is disconnected and
@@ -160,5 +267,53 @@ func TestSlowClientIsDropped(t *testing.T) {
 	}
 	if worstGap > cfg.WriteTimeout {
 		t.Errorf("the fast client waited %v between ticks: the slow one delayed it", worstGap)
+	}
+}
+
+// TestOneTickForAllClients: the tick is computed and encoded once per
+// interval whatever the number of clients, and every client gets the same
+// bytes.
+func TestOneTickForAllClients(t *testing.T) {
+	src := &countingSource{size: 1024}
+	cfg := DefaultConfig()
+	cfg.Interval = 50 * time.Millisecond
+	b, srv := startBroker(t, cfg, src)
+	const clients = 8
+	var conns []*websocket.Conn
+	for range clients {
+		c, _, err := dial(t, srv, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.CloseNow()
+		conns = append(conns, c)
+	}
+	for b.Clients() != clients {
+		time.Sleep(time.Millisecond)
+	}
+	before := src.calls.Load()
+	time.Sleep(10 * cfg.Interval)
+	computed := src.calls.Load() - before
+	if computed < 5 || computed > 12 {
+		t.Errorf("%d ticks computed in 10 intervals with %d clients, want about 10 (one per interval)", computed, clients)
+	}
+	// Every client read the same message for the same tick.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	byN := map[float64]string{}
+	for _, c := range conns {
+		for range 3 {
+			_, raw, err := c.Read(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			_ = json.Unmarshal(raw, &m)
+			n := m["n"].(float64)
+			if prev, ok := byN[n]; ok && prev != string(raw) {
+				t.Fatalf("tick %v differs between clients", n)
+			}
+			byN[n] = string(raw)
+		}
 	}
 }

@@ -402,6 +402,16 @@ func (c *Collector) decode(d datagram, out []record.Flow) []record.Flow {
 	pc := c.m.byProto[proto]
 	pc.decoded.Inc()
 	pc.flows.Add(float64(len(out) - before))
+	if len(out) > before {
+		var octets, packets uint64
+		for i := before; i < len(out); i++ {
+			octets += out[i].Octets
+			packets += out[i].Packets
+		}
+		ec := c.m.exporter(out[before].Exporter)
+		ec.octets.Add(float64(octets))
+		ec.packets.Add(float64(packets))
+	}
 	return out
 }
 

@@ -1,6 +1,16 @@
 package flows
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"net/netip"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// MaxExporterSeries caps the exporters with series of their own in the
+// per-exporter traffic metrics; the rest count under exporter="other" (a
+// spoofed flood must not blow up the metrics).
+const MaxExporterSeries = 1000
 
 // metrics count every datagram and record: datagrams received =
 // decoded + rejected{reason}; flows decoded = handed to the sink +
@@ -19,6 +29,41 @@ type metrics struct {
 	// once: a label lookup per datagram hashed the label every time (4% of
 	// the collector's CPU at 85 000 datagrams/s).
 	byProto map[string]protoCounters
+
+	// exporterOctets and exporterPackets are the traffic flows describe,
+	// by exporter; byExporter resolves each exporter's pair once.
+	exporterOctets, exporterPackets *prometheus.CounterVec
+	exportersMu                     sync.RWMutex
+	byExporter                      map[netip.Addr]exporterCounters
+}
+
+type exporterCounters struct {
+	octets, packets prometheus.Counter
+}
+
+// exporter returns from's counters, or the shared "other" pair past the
+// cap.
+func (m *metrics) exporter(from netip.Addr) exporterCounters {
+	m.exportersMu.RLock()
+	c, ok := m.byExporter[from]
+	m.exportersMu.RUnlock()
+	if ok {
+		return c
+	}
+	m.exportersMu.Lock()
+	defer m.exportersMu.Unlock()
+	if c, ok := m.byExporter[from]; ok {
+		return c
+	}
+	label := from.String()
+	if len(m.byExporter) >= MaxExporterSeries {
+		label = "other"
+	}
+	c = exporterCounters{octets: m.exporterOctets.WithLabelValues(label), packets: m.exporterPackets.WithLabelValues(label)}
+	if label != "other" {
+		m.byExporter[from] = c
+	}
+	return c
 }
 
 type protoCounters struct {
@@ -39,12 +84,15 @@ func newMetrics(reg prometheus.Registerer, kernelDrops func() float64) *metrics 
 		sinkFull:       prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_flow_records_dropped_total", Help: "Flow records dropped because the ingest queue was full."}),
 		kernelDrops:    prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "netmon_flow_kernel_drops_total", Help: "Datagrams the kernel dropped on the flow sockets because their buffers were full (/proc/net/udp; 0 where unavailable)."}, kernelDrops),
 	}
+	m.exporterOctets = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netmon_flow_exporter_octets_total", Help: "Octets of the flow records decoded (sFlow: scaled by the sampling rate), by exporter address; at most 1000 exporters, the rest under exporter=\"other\"."}, []string{"exporter"})
+	m.exporterPackets = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netmon_flow_exporter_packets_total", Help: "Packets of the flow records decoded, by exporter, as netmon_flow_exporter_octets_total."}, []string{"exporter"})
+	m.byExporter = map[netip.Addr]exporterCounters{}
 	m.byProto = make(map[string]protoCounters, len(Protocols))
 	for _, p := range Protocols {
 		m.byProto[p] = protoCounters{decoded: m.decoded.WithLabelValues(p), flows: m.flows.WithLabelValues(p)}
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.decoded, m.rejected, m.flows, m.templateMisses, m.skippedSamples, m.handed, m.sinkFull, m.kernelDrops} {
+		for _, c := range []prometheus.Collector{m.decoded, m.rejected, m.flows, m.templateMisses, m.skippedSamples, m.handed, m.sinkFull, m.kernelDrops, m.exporterOctets, m.exporterPackets} {
 			_ = reg.Register(c)
 		}
 	}

@@ -110,6 +110,10 @@ func (g *Geo) Start() error {
 		g.wg.Go(func() { g.online.run(ctx) })
 	}
 	g.log.Info("geoip started", "source", g.Source(), "dir", g.cfg.Dir)
+	if g.Source() == SourceOnline {
+		g.log.Warn("GeoIP is online: public addresses your network talks to are sent to a third-party service, in plain HTTP by default; put .mmdb files in the GeoIP directory (make geoip) or set -ip-online-lookup=false",
+			"service", g.cfg.OnlineURL, "dir", g.cfg.Dir)
+	}
 	return nil
 }
 

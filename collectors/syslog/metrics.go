@@ -15,6 +15,12 @@ const (
 	reasonQueueFull = "queue_full"
 )
 
+// Reasons of netmon_syslog_altered_total.
+const (
+	reasonInvalidUTF8 = "invalid_utf8"
+	reasonNUL         = "nul"
+)
+
 // metrics of the receiver. Conservation, once the workers are idle (and
 // always after Stop): received = accepted + rejected + dropped.
 type metrics struct {
@@ -23,8 +29,11 @@ type metrics struct {
 	rejected *prometheus.CounterVec
 	dropped  *prometheus.CounterVec
 
+	altered *prometheus.CounterVec
+
 	// resolved once: no label hashing per datagram
 	rejEmpty, rejNoPRI, rejBadPRI, rejOversize, dropFull prometheus.Counter
+	altUTF8, altNUL                                      prometheus.Counter
 }
 
 // newMetrics builds the counters and registers them on reg when it is not
@@ -47,6 +56,10 @@ func newMetrics(reg prometheus.Registerer, kernelDrops func() float64) *metrics 
 			Namespace: "netmon", Subsystem: "syslog", Name: "dropped_total",
 			Help: "Parsed syslog events dropped, by reason: queue_full (the ingest queue refused the batch).",
 		}, []string{"reason"}),
+		altered: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "netmon", Subsystem: "syslog", Name: "altered_total",
+			Help: "Accepted syslog messages that held bytes a text column cannot store, by reason: invalid_utf8, nul. Such bytes become U+FFFD in host, tag and message, and the datagram is kept as received in the raw column. A message with both counts under both.",
+		}, []string{"reason"}),
 	}
 	kernel := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Namespace: "netmon", Subsystem: "syslog", Name: "kernel_drops_total",
@@ -57,6 +70,7 @@ func newMetrics(reg prometheus.Registerer, kernelDrops func() float64) *metrics 
 		m.accepted = register(reg, m.accepted)
 		m.rejected = register(reg, m.rejected)
 		m.dropped = register(reg, m.dropped)
+		m.altered = register(reg, m.altered)
 		register(reg, kernel)
 	}
 	m.rejEmpty = m.rejected.WithLabelValues(reasonEmpty)
@@ -64,6 +78,8 @@ func newMetrics(reg prometheus.Registerer, kernelDrops func() float64) *metrics 
 	m.rejBadPRI = m.rejected.WithLabelValues(reasonBadPRI)
 	m.rejOversize = m.rejected.WithLabelValues(reasonOversize)
 	m.dropFull = m.dropped.WithLabelValues(reasonQueueFull)
+	m.altUTF8 = m.altered.WithLabelValues(reasonInvalidUTF8)
+	m.altNUL = m.altered.WithLabelValues(reasonNUL)
 	return m
 }
 

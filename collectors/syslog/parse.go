@@ -43,8 +43,11 @@ var (
 //
 // Message is byte-exact, CR, LF, tabs and escape sequences included,
 // except that NUL bytes and each byte of invalid UTF-8 become U+FFFD
-// (record.SyslogEvent: databases refuse them). Trailing LF, CR and NUL
-// bytes are framing added by senders, not content, and are removed.
+// (record.SyslogEvent: databases refuse them in text). When the datagram
+// holds such bytes, Raw keeps it exactly as received (trailing framing
+// included), so nothing is lost; otherwise Raw is nil. Trailing
+// LF, CR and NUL bytes are framing added by senders, not content, and are
+// removed.
 //
 // The receiver reuses one parser per worker; Parse builds a new one for
 // each call.
@@ -52,9 +55,36 @@ func Parse(data []byte, from netip.Addr, now time.Time) (record.SyslogEvent, err
 	return newParser().parse(data, from, now)
 }
 
+// Reasons a datagram is kept raw (bits of parser.altered, reasons of
+// netmon_syslog_altered_total): it holds bytes no text column stores. They
+// become U+FFFD where they fall in host, tag or message; where they fall
+// in a part not stored (a 3164 [pid], 5424 structured data) the raw copy
+// is the only trace of them. The datagram as a whole decides, so one
+// message counts once per reason, and trailing framing (LF, CR, NUL) does
+// not count.
+const (
+	alteredInvalidUTF8 = 1 << iota
+	alteredNUL
+)
+
+// alteredBy says which replacements the text of data will need.
+func alteredBy(data []byte) uint8 {
+	var a uint8
+	if !utf8.Valid(data) {
+		a |= alteredInvalidUTF8
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		a |= alteredNUL
+	}
+	return a
+}
+
 // parser holds a worker's two leodido machines and a scratch buffer; it is
 // not safe for concurrent use.
 type parser struct {
+	// altered is what the last parse had to replace (alteredInvalidUTF8,
+	// alteredNUL), for the worker's counters.
+	altered      uint8
 	p3164, p5424 gosyslog.Machine
 	scratch      []byte
 }
@@ -75,7 +105,9 @@ func newParser() *parser {
 
 // parse is Parse with this parser's machines and scratch buffer.
 func (p *parser) parse(data []byte, from netip.Addr, now time.Time) (record.SyslogEvent, error) {
+	received := data
 	data = bytes.TrimRight(data, "\n\r\x00")
+	p.altered = alteredBy(data)
 	if len(data) == 0 {
 		return record.SyslogEvent{}, ErrEmpty
 	}
@@ -97,6 +129,9 @@ func (p *parser) parse(data []byte, from netip.Addr, now time.Time) (record.Sysl
 	}
 	if ev.Host == "" && from.IsValid() {
 		ev.Host = from.String()
+	}
+	if p.altered != 0 {
+		ev.Raw = bytes.Clone(received)
 	}
 	return ev, nil
 }

@@ -189,8 +189,58 @@ func TestParseHostile(t *testing.T) {
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("err = %v, want %v", err, tt.err)
 			}
-			if diff := cmp.Diff(got, tt.want, addrCmp); diff != "" {
+			want := tt.want
+			// Text with a U+FFFD the input did not have was altered: the
+			// datagram is kept as received.
+			if err == nil && strings.ContainsRune(want.Host+want.Tag+want.Message, utf8.RuneError) && !strings.Contains(tt.in, "\uFFFD") {
+				want.Raw = []byte(tt.in)
+			}
+			if diff := cmp.Diff(got, want, addrCmp); diff != "" {
 				t.Errorf("(-got, +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestParseRaw checks when a datagram is kept raw and under which
+// reasons it counts: any NUL or invalid UTF-8 before the trailing framing,
+// wherever it falls (also in a part not stored, such as a [pid], where
+// the raw copy is its only trace); never for a clean message or framing.
+func TestParseRaw(t *testing.T) {
+	now := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
+	tests := []struct {
+		desc    string
+		in      string
+		altered uint8 // bits; Raw must be the input exactly when not 0
+	}{
+		{"clean", "<13>Nov 21 12:00:00 host app: ünïcödé\r\n", 0},
+		{"U+FFFD already there is not an alteration", "<13>Nov 21 12:00:00 host app: \uFFFD", 0},
+		{"trailing NUL and CRLF are framing", "<13>Nov 21 12:00:00 host app: msg\r\n\x00", 0},
+		{"NUL in message", "<13>Nov 21 12:00:00 host app: a\x00b", alteredNUL},
+		{"invalid UTF-8 in message, framing kept in raw", "<13>Nov 21 12:00:00 host app: \xc0\n", alteredInvalidUTF8},
+		{"both in one message count once each", "<13>Nov 21 12:00:00 host app: \x00\x00\xff\xff", alteredInvalidUTF8 | alteredNUL},
+		{"invalid UTF-8 in host (fallback)", "<13>Nov 21 12:00:00 h\xffst app: x", alteredInvalidUTF8},
+		{"invalid UTF-8 in the [pid], which is not stored", "<13>Nov 21 12:00:00 host app[\xff]: x", alteredInvalidUTF8},
+		{"RFC 5424 NUL in MSG", "<165>1 - host app - - - a\x00b", alteredNUL},
+		{"RFC 5424 invalid UTF-8 in structured data", "<165>1 - host app - - [x@1 k=\"\xff\"] msg", alteredInvalidUTF8},
+		{"truncated UTF-8 sequence before framing", "<13>Nov 21 12:00:00 host app: \xc3\n", alteredInvalidUTF8},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			p := newParser()
+			ev, err := p.parse([]byte(tt.in), loopback, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.altered != tt.altered {
+				t.Errorf("altered = %02b, want %02b", p.altered, tt.altered)
+			}
+			var want []byte
+			if tt.altered != 0 {
+				want = []byte(tt.in)
+			}
+			if !bytes.Equal(ev.Raw, want) || (ev.Raw == nil) != (want == nil) {
+				t.Errorf("Raw = %q, want %q", ev.Raw, want)
 			}
 		})
 	}
@@ -215,6 +265,15 @@ func FuzzParse(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	// NUL and invalid UTF-8 outside MSG (the hostile files have them in
+	// MSG): in HOSTNAME, TAG, [pid], RFC 5424 structured data.
+	for _, s := range []string{
+		"<13>Nov 21 12:00:00 h\xffst a\x00p: both\x00and \xc0",
+		"<13>Nov 21 12:00:00 host app[\xff\x00]: pid",
+		"<165>1 2003-10-11T22:14:15.003Z h\xc3 app - - [x@1 k=\"\xff\x00\"] \xef\xbb\xbfm\x00",
+	} {
+		f.Add([]byte(s))
+	}
 	now := time.Date(2026, 11, 21, 15, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ev, err := Parse(data, loopback, now)
@@ -231,6 +290,13 @@ func FuzzParse(f *testing.F) {
 		}
 		if len(ev.Message) > 3*len(data) {
 			t.Fatalf("message of %d bytes from %d", len(ev.Message), len(data))
+		}
+		// Nothing is lost: a message whose bytes needed replacing keeps
+		// the datagram as received, and only such a message does.
+		trimmed := bytes.TrimRight(data, "\n\r\x00")
+		needed := !utf8.Valid(trimmed) || bytes.IndexByte(trimmed, 0) >= 0
+		if needed != (ev.Raw != nil) || (ev.Raw != nil && !bytes.Equal(ev.Raw, data)) {
+			t.Fatalf("raw %q for datagram %q", ev.Raw, data)
 		}
 	})
 }

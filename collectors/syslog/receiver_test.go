@@ -309,3 +309,71 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("as root the read buffer is %d, want at least 8 MiB", got)
 	}
 }
+
+// TestReceiverAltered is RELIABILITY.md case 4's "stored byte-exact or
+// counted" over the socket: a datagram with NUL and invalid UTF-8 reaches
+// the sink with U+FFFD in its text and Raw equal to the bytes sent, and is
+// counted once under each reason; a clean datagram, and one whose only NUL
+// is trailing framing, carry no Raw and count nothing; a batch the sink
+// refuses is counted as dropped, not as altered.
+func TestReceiverAltered(t *testing.T) {
+	dirty := []byte("<13>Nov 24 10:00:00 host app: a\x00b \xff\xfe end\n")
+	clean := []byte("<13>Nov 24 10:00:00 host app: clean ünïcödé\n")
+	framed := []byte("<13>Nov 24 10:00:00 host app: framed\x00")
+	send := func(t *testing.T, r *Receiver, ds ...[]byte) {
+		t.Helper()
+		conn, err := net.DialUDP("udp", nil, r.Addr().(*net.UDPAddr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		for _, d := range ds {
+			if _, err := conn.Write(d); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	altered := func(r *Receiver) map[string]float64 {
+		return map[string]float64{
+			reasonInvalidUTF8: testutil.ToFloat64(r.m.altered.WithLabelValues(reasonInvalidUTF8)),
+			reasonNUL:         testutil.ToFloat64(r.m.altered.WithLabelValues(reasonNUL)),
+		}
+	}
+
+	t.Run("accepted", func(t *testing.T) {
+		sink := &memSink{}
+		r := startReceiver(t, Config{FlushInterval: 10 * time.Millisecond}, sink)
+		send(t, r, clean, dirty, framed)
+		if c := waitSettled(t, r, 3, 5*time.Second); c.accepted != 3 {
+			t.Fatalf("counters %+v, want 3 accepted", c)
+		}
+		want := map[string]record.SyslogEvent{
+			"a\uFFFDb \uFFFD\uFFFD end": {Host: "host", Source: loopback, Facility: 1, Severity: 5, Tag: "app",
+				Message: "a\uFFFDb \uFFFD\uFFFD end", Raw: dirty},
+			"clean ünïcödé": {Host: "host", Source: loopback, Facility: 1, Severity: 5, Tag: "app", Message: "clean ünïcödé"},
+			"framed":        {Host: "host", Source: loopback, Facility: 1, Severity: 5, Tag: "app", Message: "framed"},
+		}
+		got := map[string]record.SyslogEvent{}
+		for _, ev := range sink.snapshot() {
+			ev.TS = 0
+			got[ev.Message] = ev
+		}
+		if diff := cmp.Diff(got, want, addrCmp); diff != "" {
+			t.Errorf("events (-got, +want):\n%s", diff)
+		}
+		if diff := cmp.Diff(altered(r), map[string]float64{reasonInvalidUTF8: 1, reasonNUL: 1}); diff != "" {
+			t.Errorf("netmon_syslog_altered_total (-got, +want):\n%s", diff)
+		}
+	})
+
+	t.Run("dropped", func(t *testing.T) {
+		r := startReceiver(t, Config{FlushInterval: 10 * time.Millisecond}, refusingSink{})
+		send(t, r, dirty)
+		if c := waitSettled(t, r, 1, 5*time.Second); c.dropped != 1 {
+			t.Fatalf("counters %+v, want 1 dropped", c)
+		}
+		if diff := cmp.Diff(altered(r), map[string]float64{reasonInvalidUTF8: 0, reasonNUL: 0}); diff != "" {
+			t.Errorf("netmon_syslog_altered_total (-got, +want):\n%s", diff)
+		}
+	})
+}

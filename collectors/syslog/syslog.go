@@ -192,6 +192,9 @@ func (r *Receiver) worker(work chan datagram) {
 	defer r.workers.Done()
 	p := newParser()
 	batch := make([]record.SyslogEvent, 0, r.cfg.BatchSize)
+	// altered messages of the batch by reason, counted when the sink
+	// takes the batch: a dropped batch is counted as dropped only.
+	var altUTF8, altNUL int
 	tick := time.NewTicker(r.cfg.FlushInterval)
 	defer tick.Stop()
 	flush := func() {
@@ -199,10 +202,15 @@ func (r *Receiver) worker(work chan datagram) {
 			return
 		}
 		if r.sink.PutSyslog(batch) {
+			// altered before accepted: a reader that sees the batch
+			// accepted sees its alterations
+			r.m.altUTF8.Add(float64(altUTF8))
+			r.m.altNUL.Add(float64(altNUL))
 			r.m.accepted.Add(float64(len(batch)))
 		} else {
 			r.m.dropFull.Add(float64(len(batch)))
 		}
+		altUTF8, altNUL = 0, 0
 		clear(batch) // the sink copied what it kept; let the strings go
 		batch = batch[:0]
 	}
@@ -218,6 +226,12 @@ func (r *Receiver) worker(work chan datagram) {
 			if err != nil {
 				r.m.reject(err)
 				continue
+			}
+			if p.altered&alteredInvalidUTF8 != 0 {
+				altUTF8++
+			}
+			if p.altered&alteredNUL != 0 {
+				altNUL++
 			}
 			batch = append(batch, ev)
 			if len(batch) >= r.cfg.BatchSize {

@@ -11,6 +11,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/netip"
 	"sync"
@@ -25,8 +26,10 @@ import (
 // Writer is where batches go; *store.DB implements it.
 type Writer interface {
 	WriteFlowBatches(ctx context.Context, batches [][]record.Flow) (int, error)
-	WriteSyslog(ctx context.Context, es []record.SyslogEvent) error
-	WriteTelemetry(ctx context.Context, ts []record.Telemetry) error
+	WriteSyslog(ctx context.Context, es []record.SyslogEvent) (int, error)
+	// WriteTelemetry (and WriteSyslog) return how many records are
+	// committed, also on error: a retry writes only the rest.
+	WriteTelemetry(ctx context.Context, ts []record.Telemetry) (int, error)
 }
 
 // Config configures the channel queue.
@@ -340,16 +343,23 @@ func (q *Channel) worker(id int) {
 	defer timer.Stop()
 	flush := func() {
 		if nflows > 0 {
-			q.write(kindFlow, nflows, func(ctx context.Context) error { _, err := q.w.WriteFlowBatches(ctx, flows); return err })
+			q.write(kindFlow, nflows, func(ctx context.Context, _ int) (int, error) {
+				_, err := q.w.WriteFlowBatches(ctx, flows)
+				return 0, err
+			})
 			clear(flows)
 			flows, nflows = flows[:0], 0
 		}
 		if len(syslog) > 0 {
-			q.write(kindSyslog, len(syslog), func(ctx context.Context) error { return q.w.WriteSyslog(ctx, syslog) })
+			q.write(kindSyslog, len(syslog), func(ctx context.Context, done int) (int, error) {
+				return q.w.WriteSyslog(ctx, syslog[done:])
+			})
 			syslog = syslog[:0]
 		}
 		if len(telemetry) > 0 {
-			q.write(kindTelemetry, len(telemetry), func(ctx context.Context) error { return q.w.WriteTelemetry(ctx, telemetry) })
+			q.write(kindTelemetry, len(telemetry), func(ctx context.Context, done int) (int, error) {
+				return q.w.WriteTelemetry(ctx, telemetry[done:])
+			})
 			telemetry = telemetry[:0]
 		}
 	}
@@ -390,23 +400,40 @@ func (q *Channel) worker(id int) {
 	}
 }
 
-// write runs fn with retries; records are counted written or dropped.
-func (q *Channel) write(k, n int, fn func(ctx context.Context) error) {
+// write runs fn with retries; records are counted written or dropped. fn
+// gets how many of the n records are committed already and returns how
+// many more it committed, also when it fails: a retry writes only the
+// rest, so a committed record is neither written twice nor counted as
+// dropped.
+func (q *Channel) write(k, n int, fn func(ctx context.Context, done int) (int, error)) {
 	defer q.pending[k].Add(-int64(n))
 	kind := kindNames[k]
+	done := 0
 	var err error
 	for attempt := 0; attempt <= q.cfg.Retries; attempt++ {
 		if attempt > 0 {
 			time.Sleep(q.cfg.RetryDelay)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err = fn(ctx)
+		var m int
+		m, err = fn(ctx, done)
 		cancel()
+		done += m
 		if err == nil {
 			q.records.WithLabelValues(kind, "written").Add(float64(n))
 			return
 		}
+		// Part of it committed in a way a retry cannot resume (a flow
+		// batch's sums, see store.PartialError): retrying would count
+		// that part twice.
+		var partial interface{ Partial() bool }
+		if errors.As(err, &partial) && partial.Partial() {
+			break
+		}
 	}
-	q.log.Error("ingest batch dropped", "kind", kind, "records", n, "error", err)
-	q.drop(kind, "store_error", n)
+	if done > 0 {
+		q.records.WithLabelValues(kind, "written").Add(float64(done))
+	}
+	q.log.Error("ingest batch dropped", "kind", kind, "records", n-done, "error", err)
+	q.drop(kind, "store_error", n-done)
 }

@@ -39,8 +39,13 @@ type SyslogEvent struct {
 	// Tag is the APP-NAME / TAG field ("" when absent).
 	Tag string
 	// Message is the free text, kept byte-exact but for invalid UTF-8 and
-	// NUL bytes, which are replaced by U+FFFD (databases refuse them).
+	// NUL bytes, which are replaced by U+FFFD (databases refuse them in
+	// text).
 	Message string
+	// Raw is the datagram as received, set only when it holds bytes the
+	// text fields above cannot (invalid UTF-8, NUL before the trailing
+	// framing); nil otherwise, so that clean messages cost nothing.
+	Raw []byte
 }
 
 // Sink is the ingest path. Put methods never block: when the path is full

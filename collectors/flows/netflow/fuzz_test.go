@@ -49,7 +49,10 @@ func FuzzDecode(f *testing.F) {
 		d.LoadTemplates(saved)
 		start := time.Now()
 		got, res, err := d.Decode(data, softflowdExporter, craftNow, prefix)
-		if el := time.Since(start); el > 100*time.Millisecond {
+		// One datagram (at most 64 KiB) decodes in milliseconds; a
+		// second is loose enough for a loaded machine and still catches
+		// work that grows faster than the datagram.
+		if el := time.Since(start); el > time.Second {
 			t.Errorf("%d bytes took %v", len(data), el)
 		}
 		if err != nil {

@@ -122,7 +122,11 @@ func hostileCases() []hostile {
 }
 
 // TestHostile: each case gives exactly its error and no flows, or its
-// flows and no error, in well under 100 ms, from a fresh decoder.
+// flows and no error, from a fresh decoder, in linear time. The 65 000
+// one-byte records take ~5 ms alone and ~100 ms on a loaded CI machine
+// (CI once saw 102 ms against a 100 ms bound); work quadratic in the
+// records would take minutes, so one second separates the two without
+// measuring the machine.
 func TestHostile(t *testing.T) {
 	for _, c := range hostileCases() {
 		t.Run(c.name, func(t *testing.T) {
@@ -130,8 +134,8 @@ func TestHostile(t *testing.T) {
 			out := make([]record.Flow, 3) // flows already in out stay untouched
 			start := time.Now()
 			got, res, err := d.Decode(c.data, exporterA, craftNow, out)
-			if el := time.Since(start); el > 100*time.Millisecond {
-				t.Errorf("took %v", el)
+			if el := time.Since(start); el > time.Second {
+				t.Errorf("took %v: is the decoder's work no longer linear in the datagram?", el)
 			}
 			if c.err != nil {
 				if !errors.Is(err, c.err) {

@@ -45,3 +45,33 @@ test('wrong passwords: 401 message, then the throttle (429) with its wait time',
     await ctx.close()
   }
 })
+
+test('authentication off on the network: every page carries a banner; on 127.0.0.1 only it does not', async () => {
+  const open = await startHub({ password: '' })
+  const local = await startHub({ password: '', extraArgs: ['-listen', '127.0.0.1'] })
+  try {
+    for (const [h, want] of [
+      [open, true],
+      [local, false],
+    ] as const) {
+      const { ctx, page, watch } = await newWatchedContext(browser)
+      try {
+        await page.goto(`${h.url}/live`)
+        await expect.poll(() => page.locator('.topbar').count()).toBe(1)
+        const banner = page.locator('[data-test=auth-off-banner]')
+        if (want) {
+          await expect.poll(() => banner.textContent()).toContain('anyone who can reach it is admin')
+          await screenshot(page, 'auth-off-banner-light')
+        } else {
+          expect(await banner.count()).toBe(0)
+        }
+        expect(watch.pageErrors).toEqual([])
+      } finally {
+        await ctx.close()
+      }
+    }
+  } finally {
+    await open.stop()
+    await local.stop()
+  }
+})

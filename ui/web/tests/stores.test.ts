@@ -102,6 +102,20 @@ describe('session store', () => {
     expect(await s.login('bob', 'x')).toEqual({ ok: false, retryAfter: 42, message: 'Too many failed sign-ins from this address. Try again in 42 s.' })
   })
 
+  test('a 429 for the account is worded for the account', async () => {
+    mockFetch({
+      'POST /api/login': () => jsonResponse(429, { error: 'too many failed sign-ins for this account; try again in 2 seconds' }, { 'Retry-After': '2' }),
+    })
+    expect(await useSession().login('alice', 'x')).toEqual({ ok: false, retryAfter: 2, message: 'Too many failed sign-ins for this account. Try again in 2 s.' })
+  })
+
+  test('authentication off on the network: the session is marked exposed', async () => {
+    mockFetch({ 'GET /api/auth/status': () => jsonResponse(200, { required: false, authenticated: false, sso: false, multi_site: false, exposed: true }) })
+    const s = useSession()
+    await s.refresh()
+    expect(s.exposed).toBe(true)
+  })
+
   test('the legacy password refused under RBAC says so', async () => {
     mockFetch({ 'POST /api/login': () => jsonResponse(401, { error: 'the legacy password is disabled: RBAC is enabled, sign in with a username' }) })
     const r = await useSession().login('', 'x')

@@ -13,6 +13,8 @@ export interface AuthStatus {
   user?: StatusUser
   sso: boolean
   multi_site: boolean
+  /** authentication off and the hub reachable beyond this machine */
+  exposed?: boolean
 }
 
 export interface Endpoint {
@@ -90,7 +92,10 @@ export interface AlertEvent {
 export interface Tick {
   type: 'tick'
   stats: Snapshot
+  /** the host's most active sockets, at most 200 */
   connections: Connection[] | null
+  /** how many sockets the host has */
+  connections_total: number
   alert_events: AlertEvent[] | null
   record: { recording: boolean; packets: number; bytes: number }
 }

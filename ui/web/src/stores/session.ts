@@ -22,6 +22,8 @@ export const useSession = defineStore('session', {
     user: null as StatusUser | null,
     sso: false,
     multiSite: false,
+    /** authentication is off and the hub listens beyond this machine */
+    exposed: false,
   }),
   getters: {
     /** Signed in, or authentication is off. */
@@ -43,6 +45,7 @@ export const useSession = defineStore('session', {
       this.user = st.user ?? null
       this.sso = !!st.sso
       this.multiSite = !!st.multi_site
+      this.exposed = !!st.exposed
     },
     async refresh(): Promise<void> {
       this.apply(await get<AuthStatus>('/api/auth/status'))
@@ -60,7 +63,9 @@ export const useSession = defineStore('session', {
         if (e instanceof ApiError) {
           if (e.status === 429) {
             const wait = e.retryAfter ?? 60
-            return { ok: false, retryAfter: wait, message: `Too many failed sign-ins from this address. Try again in ${wait} s.` }
+            // The hub says what it limited: this address, or the account.
+            const what = /account/i.test(e.message) ? 'for this account' : 'from this address'
+            return { ok: false, retryAfter: wait, message: `Too many failed sign-ins ${what}. Try again in ${wait} s.` }
           }
           if (e.status === 401) {
             const hint = /rbac/i.test(e.message) ? ` ${e.message}` : ''

@@ -1,0 +1,165 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// lane orders the writers of SQLite's single write connection: people's
+// writes (sessions, audit records, users, tokens, settings) go before bulk
+// ingest (flows, syslog, telemetry, retention). Without it, database/sql
+// hands the connection to a random waiter, and a login queued behind four
+// ingest writers, each holding the connection for a second-long
+// transaction, waited seconds (RELIABILITY case 32).
+//
+// Ingest writes in chunks and, between chunks, hands the lane over when a
+// priority writer waits (see DB.ingest), so a person waits at most one
+// chunk. PostgreSQL has no lane: its writers run concurrently.
+type lane struct {
+	mu   sync.Mutex
+	held bool
+	// high and low are the waiters, first come first served within each;
+	// a waiter's channel is closed when the lane is handed to it.
+	high, low []chan struct{}
+}
+
+// acquire takes the lane, waiting behind every priority waiter (and, for
+// a priority writer, behind nobody else but the holder).
+func (l *lane) acquire(ctx context.Context, priority bool) error {
+	l.mu.Lock()
+	if !l.held && (priority || len(l.high) == 0) {
+		l.held = true
+		l.mu.Unlock()
+		return nil
+	}
+	ch := make(chan struct{})
+	if priority {
+		l.high = append(l.high, ch)
+	} else {
+		l.low = append(l.low, ch)
+	}
+	l.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		l.mu.Lock()
+		i := slices.Index(l.high, ch)
+		if i >= 0 {
+			l.high = slices.Delete(l.high, i, i+1)
+		} else if i = slices.Index(l.low, ch); i >= 0 {
+			l.low = slices.Delete(l.low, i, i+1)
+		}
+		l.mu.Unlock()
+		if i < 0 {
+			// Handed to us as we gave up: pass it on.
+			l.release()
+		}
+		return fmt.Errorf("wait for the database writer: %w", ctx.Err())
+	}
+}
+
+// release hands the lane to the first priority waiter, else the first
+// ingest waiter, else frees it.
+func (l *lane) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var next chan struct{}
+	switch {
+	case len(l.high) > 0:
+		next, l.high = l.high[0], l.high[1:]
+	case len(l.low) > 0:
+		next, l.low = l.low[0], l.low[1:]
+	default:
+		l.held = false
+		return
+	}
+	close(next)
+}
+
+// priorityWaiting reports whether a priority writer waits for the lane.
+func (l *lane) priorityWaiting() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.high) > 0
+}
+
+// take acquires the lane when the database has one; the returned func
+// releases it.
+func (db *DB) take(ctx context.Context, priority bool) (func(), error) {
+	if db.lane == nil {
+		return func() {}, nil
+	}
+	if err := db.lane.acquire(ctx, priority); err != nil {
+		return nil, err
+	}
+	return db.lane.release, nil
+}
+
+// exec runs one write statement outside a transaction, as a priority
+// writer.
+func (db *DB) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	release, err := db.take(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return db.writer.ExecContext(ctx, query, args...)
+}
+
+// ExecBulk runs one write statement as ingest does: behind every priority
+// writer (retention's deletes).
+func (db *DB) ExecBulk(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	release, err := db.take(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return db.writer.ExecContext(ctx, query, args...)
+}
+
+// ingestSlice is the longest an ingest transaction keeps the lane even
+// when no priority writer waits (one waiting is let in after the current
+// chunk): it bounds the write-ahead log's growth between commits.
+const ingestSlice = 2 * time.Second
+
+// ingest writes n items as bulk ingest, chunk items at a time: write(tx,
+// from, to) writes items [from, to). Chunks share a transaction until a
+// priority writer waits; then what is written so far commits, the lane is
+// handed over, and the rest follows in a new transaction. It returns how
+// many items are committed, also on error, so the caller can retry the
+// rest only: a committed chunk is never written twice.
+func (db *DB) ingest(ctx context.Context, n, chunk int, write func(tx *sql.Tx, from, to int) error) (int, error) {
+	done := 0
+	for done < n {
+		release, err := db.take(ctx, false)
+		if err != nil {
+			return done, err
+		}
+		end := done
+		began := time.Now()
+		err = db.withTx(ctx, func(tx *sql.Tx) error {
+			for end < n {
+				to := min(end+chunk, n)
+				if err := write(tx, end, to); err != nil {
+					return err
+				}
+				end = to
+				if db.lane != nil && (db.lane.priorityWaiting() || time.Since(began) > ingestSlice) {
+					return nil
+				}
+			}
+			return nil
+		})
+		release()
+		if err != nil {
+			return done, err
+		}
+		done = end
+	}
+	return done, nil
+}
