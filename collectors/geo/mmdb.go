@@ -70,33 +70,40 @@ type database struct {
 	name   string      // base name, the sort key
 	stat   fs.FileInfo // of the file version that was read
 	reader *maxminddb.Reader
-	kind   dbKind
-	ipv4   bool // IPv4-only tree: IPv6 lookups would fail
+	// unmap frees the bytes reader reads. Lookups hold Geo.mu's read
+	// lock, and retired databases are closed after the swap under its
+	// write lock, so no lookup runs on unmapped memory.
+	unmap func() error
+	kind  dbKind
+	ipv4  bool // IPv4-only tree: IPv6 lookups would fail
 }
 
-// openDatabase reads path into memory and checks it. The file is read
-// rather than memory-mapped: an operator copying a new file over the old
-// one in place would otherwise truncate the mapping under a running
-// lookup (SIGBUS); with a private copy, the change is only noticed at the
-// next reload.
+// openDatabase loads a private copy of path (loadFile says why and how)
+// and checks it: every record is decoded before the database may
+// replace a good one. The survey's pages are then released, so an idle
+// hub does not hold the whole database in memory.
 func openDatabase(path string, stat fs.FileInfo) (*database, error) {
-	data, err := os.ReadFile(path)
+	data, unmap, err := loadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read geoip database %q: %w", path, err)
 	}
 	r, err := maxminddb.OpenBytes(data)
 	if err != nil {
+		_ = unmap()
 		return nil, fmt.Errorf("open geoip database %q: %w", path, err)
 	}
 	kind, err := survey(r)
 	if err != nil {
 		_ = r.Close()
+		_ = unmap()
 		return nil, fmt.Errorf("check geoip database %q: %w", path, err)
 	}
+	release(data)
 	return &database{
 		name:   filepath.Base(path),
 		stat:   stat,
 		reader: r,
+		unmap:  unmap,
 		kind:   kind,
 		ipv4:   r.Metadata.IPVersion == 4,
 	}, nil
@@ -127,7 +134,10 @@ func survey(r *maxminddb.Reader) (dbKind, error) {
 	return kind, nil
 }
 
-func (d *database) close() { _ = d.reader.Close() }
+func (d *database) close() {
+	_ = d.reader.Close()
+	_ = d.unmap()
+}
 
 // lookupDatabases asks dbs in name order; for each of country and ASN
 // the first database that knows it wins. Decoding errors are returned

@@ -146,3 +146,39 @@ func TestRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestPrivateCopyLeavesNothing: the private copy each load maps is
+// unlinked at once, so the directory holds only the operator's files
+// while databases are loaded and after they are closed.
+func TestPrivateCopyLeavesNothing(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(fixtureDir, "maxmind-country.mmdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeByRename(t, filepath.Join(dir, "country.mmdb"), data)
+	list := func() []string {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	g, _ := startGeo(t, Config{Dir: dir})
+	if c, _, _ := g.Lookup(addr("8.8.8.8")); c != "US" {
+		t.Fatalf("country %q, want US", c)
+	}
+	if got := list(); len(got) != 1 || got[0] != "country.mmdb" {
+		t.Fatalf("directory holds %q while loaded, want only country.mmdb", got)
+	}
+	if err := g.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(); len(got) != 1 {
+		t.Fatalf("directory holds %q after Stop", got)
+	}
+}
