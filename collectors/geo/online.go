@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -44,6 +45,10 @@ type online struct {
 	pending map[netip.Addr]struct{}      // queued or in flight: the dedup set
 	backoff time.Time                    // no request before this
 	lastErr string                       // last logged failure, to log changes only
+
+	// rounds counts finished flushes, so a test can wait for the batcher
+	// to have looked at its queue N more times instead of sleeping.
+	rounds atomic.Uint64
 }
 
 type cacheEntry struct {
@@ -116,6 +121,7 @@ func (o *online) run(ctx context.Context) {
 			return
 		case <-t.C:
 			o.flush(ctx)
+			o.rounds.Add(1)
 			t.Reset(o.cfg.BatchInterval)
 		}
 	}

@@ -81,7 +81,7 @@ func TestOnlineBatching(t *testing.T) {
 			t.Fatalf("Info(%s) (-got, +want):\n%s", a, diff)
 		}
 	}
-	time.Sleep(3 * cfg.BatchInterval)
+	waitRounds(t, g, 3)
 	if n := f.count(); n != 3 {
 		t.Errorf("%d requests after cache hits, want still 3", n)
 	}
@@ -221,6 +221,9 @@ func TestOnlineNegativeAndErrors(t *testing.T) {
 	g, reg := startGeo(t, cfg)
 
 	// Request 0: 9.9.9.9 fails ("reserved range") and 8.8.8.8 succeeds.
+	// The negative answer is filed after start, so it cannot expire
+	// before start+NegativeTTL.
+	start := time.Now()
 	g.Lookup(addr("9.9.9.9"))
 	g.Lookup(addr("8.8.8.8"))
 	eventually(t, 5*time.Second, "first batch", func() bool { return f.count() == 1 })
@@ -228,14 +231,19 @@ func TestOnlineNegativeAndErrors(t *testing.T) {
 	if _, _, ok := g.Lookup(addr("9.9.9.9")); ok {
 		t.Fatal("9.9.9.9 answered")
 	}
-	time.Sleep(4 * cfg.BatchInterval)
-	if n := f.count(); n != 1 {
+	g.Lookup(addr("9.9.9.9"))
+	waitRounds(t, g, 2)
+	if n := f.count(); n != 1 && time.Since(start) < cfg.NegativeTTL {
 		t.Fatalf("%d requests while the negative answer is fresh, want 1", n)
 	}
-	// Request 1: the negative answer expired, 9.9.9.9 is asked again.
-	time.Sleep(cfg.NegativeTTL)
-	g.Lookup(addr("9.9.9.9"))
-	eventually(t, 5*time.Second, "9.9.9.9 asked again", func() bool { return f.count() == 2 })
+	// Request 1: once the negative answer expired, 9.9.9.9 is asked again.
+	eventually(t, 5*time.Second, "9.9.9.9 asked again", func() bool {
+		g.Lookup(addr("9.9.9.9"))
+		return f.count() == 2
+	})
+	if el := time.Since(start); el < cfg.NegativeTTL {
+		t.Errorf("9.9.9.9 asked again %v after its negative answer, want after the %v TTL", el, cfg.NegativeTTL)
+	}
 	// Request 2 answers 500: nothing cached, the address is asked again
 	// when next seen (request 3).
 	g.Lookup(addr("1.1.1.1"))
@@ -335,4 +343,13 @@ func TestOnlineYieldsToDatabase(t *testing.T) {
 	if got := metricValue(t, reg, "netmon_geo_online_queue_length"); got != 0 {
 		t.Errorf("queue length %v, want 0", got)
 	}
+}
+
+// waitRounds waits until g's batcher has finished n more flushes: each
+// looked at the queue, so whatever a test queued before has had its
+// chance to be sent.
+func waitRounds(t *testing.T, g *Geo, n uint64) {
+	t.Helper()
+	target := g.online.rounds.Load() + n
+	eventually(t, 5*time.Second, fmt.Sprintf("%d batcher rounds", n), func() bool { return g.online.rounds.Load() >= target })
 }

@@ -15,7 +15,7 @@ import (
 	"netmon/store/record"
 )
 
-// Errors returned by Parse; the receiver counts each under its own reason.
+// Errors returned by parser.parse; the receiver counts each under its own reason.
 var (
 	// ErrEmpty is a datagram with nothing but framing bytes.
 	ErrEmpty = errors.New("syslog: empty message")
@@ -24,36 +24,6 @@ var (
 	// ErrBadPRI is a PRI above 191 (facility above 23).
 	ErrBadPRI = errors.New("syslog: PRI out of range")
 )
-
-// Parse parses one syslog datagram received from from at now.
-//
-// RFC 5424 is recognised by its version after the PRI ("<165>1 ..."),
-// anything else is read as RFC 3164, the format most devices and logger
-// send. Both go through leodido/go-syslog; when it refuses a message that
-// has a valid PRI, the event keeps the severity and facility of the PRI,
-// the whole text after the PRI as Message, no Tag and the receive time.
-// A message without a PRI (or with one above 191) is an error.
-//
-// Fields: Host is HOSTNAME, or the source address when absent; Tag is the
-// 3164 TAG (without its [pid]) or the 5424 APP-NAME; TS is the message's
-// time, or now when it has none. RFC 3164 carries neither year nor zone:
-// the time is read as UTC in the current year, or in the previous year
-// when that would put it more than a day in the future (a December
-// message read in January).
-//
-// Message is byte-exact, CR, LF, tabs and escape sequences included,
-// except that NUL bytes and each byte of invalid UTF-8 become U+FFFD
-// (record.SyslogEvent: databases refuse them in text). When the datagram
-// holds such bytes, Raw keeps it exactly as received (trailing framing
-// included), so nothing is lost; otherwise Raw is nil. Trailing
-// LF, CR and NUL bytes are framing added by senders, not content, and are
-// removed.
-//
-// The receiver reuses one parser per worker; Parse builds a new one for
-// each call.
-func Parse(data []byte, from netip.Addr, now time.Time) (record.SyslogEvent, error) {
-	return newParser().parse(data, from, now)
-}
 
 // Reasons a datagram is kept raw (bits of parser.altered, reasons of
 // netmon_syslog_altered_total): it holds bytes no text column stores. They
@@ -89,7 +59,7 @@ type parser struct {
 	scratch      []byte
 }
 
-// newParser builds the two machines with the options Parse documents.
+// newParser builds the two machines with the options parse documents.
 func newParser() *parser {
 	return &parser{
 		// Best effort so that a refusal still returns quickly; we do not
@@ -103,7 +73,31 @@ func newParser() *parser {
 	}
 }
 
-// parse is Parse with this parser's machines and scratch buffer.
+// parse parses one syslog datagram received from from at now, with this
+// parser's machines and scratch buffer (the receiver keeps one parser per
+// worker).
+//
+// RFC 5424 is recognised by its version after the PRI ("<165>1 ..."),
+// anything else is read as RFC 3164, the format most devices and logger
+// send. Both go through leodido/go-syslog; when it refuses a message that
+// has a valid PRI, the event keeps the severity and facility of the PRI,
+// the whole text after the PRI as Message, no Tag and the receive time.
+// A message without a PRI (or with one above 191) is an error.
+//
+// Fields: Host is HOSTNAME, or the source address when absent; Tag is the
+// 3164 TAG (without its [pid]) or the 5424 APP-NAME; TS is the message's
+// time, or now when it has none. RFC 3164 carries neither year nor zone:
+// the time is read as UTC in the current year, or in the previous year
+// when that would put it more than a day in the future (a December
+// message read in January).
+//
+// Message is byte-exact, CR, LF, tabs and escape sequences included,
+// except that NUL bytes and each byte of invalid UTF-8 become U+FFFD
+// (record.SyslogEvent: databases refuse them in text). When the datagram
+// holds such bytes, Raw keeps it exactly as received (trailing framing
+// included), so nothing is lost; otherwise Raw is nil. Trailing
+// LF, CR and NUL bytes are framing added by senders, not content, and are
+// removed.
 func (p *parser) parse(data []byte, from netip.Addr, now time.Time) (record.SyslogEvent, error) {
 	received := data
 	data = bytes.TrimRight(data, "\n\r\x00")

@@ -340,3 +340,9 @@ func BenchmarkParseFunc(b *testing.B) {
 		}
 	}
 }
+
+// Parse parses one datagram with a parser of its own (the receiver keeps
+// one per worker; tests and fuzzing want a fresh one each time).
+func Parse(data []byte, from netip.Addr, now time.Time) (record.SyslogEvent, error) {
+	return newParser().parse(data, from, now)
+}

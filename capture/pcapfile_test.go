@@ -16,9 +16,10 @@ import (
 // ngMagic is the block type of a pcapng section header block.
 const ngMagic = 0x0a0d0d0a
 
-// FileSource reads frames from a capture file: classic pcap (micro- or
-// nanosecond, either byte order, optionally gzip-compressed) or pcapng,
-// told apart by the file's first four bytes.
+// FileSource reads frames from a capture file for the engine tests (the
+// binary captures live; a test replays fixtures through the same engine):
+// classic pcap (micro- or nanosecond, either byte order, optionally
+// gzip-compressed) or pcapng, told apart by the file's first four bytes.
 type FileSource struct {
 	f  *os.File
 	r  packetReader
