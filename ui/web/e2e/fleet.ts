@@ -2,15 +2,13 @@
 // (agentmode/wire): hello with an enroll secret (X-Enroll-Token), then
 // telemetry batches with increasing seq and ts and cumulative interface
 // counters that grow at fixed byte rates, so the hub computes exact rates.
+// The wire shapes are the generated ones of the hub's OpenAPI document.
+import type { components } from '../src/api/openapi'
 
-export interface SimConnection {
-  proto: string
-  local_addr: string
-  remote_addr: string
-  status: string
-  pid: number
-  process: string
-}
+type S = components['schemas']
+
+/** A socket as an agent reports it (agentmode/wire Connection). */
+export type SimConnection = S['WireConnection']
 
 export interface SimInterface {
   name: string
@@ -30,20 +28,16 @@ export interface SimAgentOptions {
   connections: SimConnection[]
 }
 
-interface Counters {
-  rx_bytes: number
-  tx_bytes: number
-  rx_packets: number
-  tx_packets: number
-}
+type Counters = Omit<S['WireInterface'], 'name'>
 
 export interface HelloAnswer {
   status: number
-  body: { accepted?: boolean; agent_id?: number; agent_token?: string; telemetry_interval_seconds?: number; error?: string }
+  /** the hello answer, or the error body of a refusal */
+  body: Partial<S['WireHelloResponse']> & { error?: string }
 }
 
 /** POST /api/v1/agent/hello with the given enroll secret. */
-export async function hello(hubUrl: string, secret: string, body: Record<string, unknown>): Promise<HelloAnswer> {
+export async function hello(hubUrl: string, secret: string, body: Partial<S['WireHello']>): Promise<HelloAnswer> {
   const r = await fetch(`${hubUrl}/api/v1/agent/hello`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', 'X-Enroll-Token': secret },
@@ -97,7 +91,7 @@ export class SimAgent {
       return { name: i.name, ...c }
     })
     this.seq++
-    const body = {
+    const body: S['FleetBatch'] = {
       ts,
       seq: this.seq,
       interfaces,

@@ -30,7 +30,7 @@ async function mountLogin(sso: boolean) {
   const router = createRouter({ history: createMemoryHistory(), routes: [{ path: '/login', component: LoginView }, { path: '/live', component: { template: '<div/>' } }] })
   await router.push('/login')
   const s = useSession()
-  s.apply({ required: true, authenticated: false, sso, multi_site: false })
+  s.apply({ required: true, authenticated: false, sso, multi_site: false, exposed: false })
   const w = mount(LoginView, { global: { plugins: [router] } })
   return { w, router }
 }

@@ -71,7 +71,7 @@ function enrollItem(o: Partial<EnrollToken> = {}): EnrollToken {
 
 beforeEach(() => {
   setActivePinia(createPinia())
-  useSession().apply({ required: true, authenticated: true, sso: false, multi_site: false, user: { username: 'a', role: 'admin', site: '', actor_type: 'user' } })
+  useSession().apply({ required: true, authenticated: true, sso: false, multi_site: false, exposed: false, user: { username: 'a', role: 'admin', site: '', actor_type: 'user' } })
   vi.unstubAllGlobals()
 })
 
