@@ -30,6 +30,7 @@ var importRules = []struct {
 	{"app/config", []string{"app/logging"}},
 	{"app/logging", nil},
 	{"app/version", nil},
+	{"app/errs", nil},
 	{"app/hub", []string{"app/api", "app/auth", "app/auth/oidc", "app/config", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/version", "capture", "capture/proc", "capture/record", "collectors/flows", "collectors/flows/netflow", "collectors/geo", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
 	{"app/live", nil},
 	{"app/httpguard", nil},
