@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"netmon/app/api"
+	"netmon/app/api/router"
 )
 
 var updateMatrix = flag.Bool("update-matrix", false, "rewrite testdata/rbac/matrix.txt from the running hub")
@@ -56,7 +56,7 @@ func TestRBACMatrix(t *testing.T) {
 		clients[name] = c
 	}
 
-	routes := append([]api.Route(nil), h.api.Routes()...)
+	routes := append([]router.Route(nil), h.api.Routes()...)
 	// Logout ends the caller's session: call it last.
 	sort.SliceStable(routes, func(i, j int) bool { return routes[j].Path == "/api/logout" && routes[i].Path != "/api/logout" })
 	var lines []string
