@@ -47,7 +47,7 @@ func permissionOf(p router.Perm) auth.Permission {
 	case router.Devices:
 		return auth.PermDevices
 	case router.ManageAgents:
-		return auth.PermAgents
+		return auth.PermManageAgents
 	case router.Admin:
 		return auth.PermAdmin
 	case router.GlobalAdmin:

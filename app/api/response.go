@@ -52,8 +52,9 @@ var statusOf = map[errs.Kind]int{
 }
 
 // writeError answers err as JSON: the one place that turns an error into a
-// status and headers (Retry-After included). A 5xx is logged once here
-// with the request id, so handlers return errors and never log them.
+// status and headers (Retry-After included). A 500, and a 5xx with a
+// hidden cause, is logged once here with the request id, so handlers
+// return errors and never log them.
 // Any error that carries no kind is a 500 whose detail is logged, never
 // sent.
 func (s *Server) writeError(c *gin.Context, err error) {
@@ -81,8 +82,13 @@ func (s *Server) writeError(c *gin.Context, err error) {
 			c.Header("Retry-After", retryAfter(d))
 		}
 	}
-	if status >= 500 {
+	switch e, _ := errs.As(err); {
+	case status == http.StatusInternalServerError:
 		s.log.ErrorContext(c, "request failed", "status", status, "error", errorDetail(err))
+	case status > 500 && e != nil && e.Err != nil:
+		// A dependency is down: its cause is for the log. A plain
+		// "retry later" (a full queue) is already in the access log.
+		s.log.WarnContext(c, "request failed", "status", status, "error", errorDetail(err))
 	}
 	c.AbortWithStatusJSON(status, ErrorBody{Error: msg})
 }
