@@ -1,6 +1,8 @@
 package api
 
 import (
+	"bytes"
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -8,6 +10,9 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"netmon/app/api/router"
+	"netmon/app/errs"
+	"netmon/app/fleet"
+	"netmon/app/logging"
 )
 
 // TestIdentityFailsClosed: a handler that asks for a kind of caller its
@@ -70,5 +75,52 @@ func TestEnrollRouteNeedsTheHeader(t *testing.T) {
 	w = do(t, s.Handler(), request{method: "POST", url: "/api/test/enroll", header: map[string]string{"X-Enroll-Token": " ent_abc "}})
 	if w.Code != 200 || got != "ent_abc" {
 		t.Fatalf("with the header: status %d, handler saw %q", w.Code, got)
+	}
+}
+
+// closedAccounts is an auth service with authentication on and no valid
+// credential anywhere.
+type closedAccounts struct{ openAccounts }
+
+func (closedAccounts) Required(context.Context) (bool, error) { return true, nil }
+
+// noAgents is a fleet that knows no agent.
+type noAgents struct{ Fleet }
+
+func (noAgents) Authenticate(context.Context, string, int64) (fleet.AgentRef, error) {
+	return fleet.AgentRef{}, errs.Unauthorizedf("unknown agent")
+}
+
+// TestEveryRouteWithoutCredentials walks THE table with authentication on
+// and no credentials: every route but the public ones answers 401 (the
+// spec's exact body for user routes) before its handler runs; no route
+// answers 5xx or lets the caller through on a default identity.
+func TestEveryRouteWithoutCredentials(t *testing.T) {
+	var logs bytes.Buffer
+	log, _ := logging.New(&logs, "json", "debug")
+	s, err := New(log, DefaultConfig(), Deps{DB: &fakePinger{}, Auth: closedAccounts{}, Fleet: noAgents{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.Routes() {
+		path := strings.ReplaceAll(r.Path, "{id}", "1")
+		w := do(t, s.Handler(), request{method: r.Method, url: path, body: "{}"})
+		switch {
+		case r.Perm == router.Public:
+			if w.Code == 401 || w.Code == 403 || w.Code >= 500 {
+				t.Errorf("%s %s (public): %d %s", r.Method, r.Path, w.Code, w.Body)
+			}
+		case r.Perm.UserPerm():
+			if w.Code != 401 || strings.TrimSpace(w.Body.String()) != `{"error":"oturum gerekli","auth_required":true,"message":"session required"}` {
+				t.Errorf("%s %s (%s): %d %s, want the spec's 401", r.Method, r.Path, r.Perm, w.Code, w.Body)
+			}
+		default: // AG, EN
+			if w.Code != 401 {
+				t.Errorf("%s %s (%s): %d %s, want 401", r.Method, r.Path, r.Perm, w.Code, w.Body)
+			}
+		}
+	}
+	if strings.Contains(logs.String(), `"level":"ERROR"`) {
+		t.Errorf("errors logged:\n%s", logs.String())
 	}
 }

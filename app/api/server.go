@@ -90,7 +90,8 @@ type Deps struct {
 	Live http.Handler
 	// Flows reads flows, syslog and events (*store.DB).
 	Flows FlowStore
-	// Fleet enrolls agents and serves their routes.
+	// Fleet enrolls agents and serves their routes; authorize resolves
+	// agent credentials through it (AgentAuthenticator).
 	Fleet Fleet
 	// CertAgentID reads the agent id of a verified client certificate
 	// (nil without TLS).
@@ -214,7 +215,9 @@ func (s *Server) Handler() http.Handler { return s.engine }
 // Routes returns the route table.
 func (s *Server) Routes() []router.Route { return s.routes }
 
-// buildEngine is the only place that registers handlers on the engine.
+// buildEngine builds the engine: the middleware every request passes
+// through, then the table through router.Register (the only caller of
+// engine.Handle), each route behind its own chain (middleware).
 func (s *Server) buildEngine() *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
