@@ -28,6 +28,10 @@ type Info struct {
 	// (the handlers' package); other types are prefixed with their
 	// package's name.
 	LocalPkg string
+	// SchemaPrefixes overrides that prefix for some packages (import
+	// path -> prefix), so a package split or renamed keeps the schema
+	// names the console's generated types use.
+	SchemaPrefixes map[string]string
 }
 
 // Document is the OpenAPI document and the /api/docs page in their served
@@ -51,7 +55,7 @@ func Render(routes []Route, info Info) (*Document, error) {
 	g.reflector = &jsonschema.Reflector{
 		Anonymous:                 true,
 		AllowAdditionalProperties: true,
-		Namer:                     func(t reflect.Type) string { return schemaName(t, info.LocalPkg) },
+		Namer:                     func(t reflect.Type) string { return schemaName(t, info) },
 	}
 	paths := map[string]map[string]any{}
 	tags := map[string]bool{}
@@ -120,11 +124,14 @@ func Render(routes []Route, info Info) (*Document, error) {
 // schemaName names a component schema: the bare type name for types of
 // the local package, the package name and type name otherwise
 // (capture.Bucket -> CaptureBucket), so types of different packages never
-// collide.
-func schemaName(t reflect.Type, local string) string {
+// collide; Info.SchemaPrefixes overrides the package name.
+func schemaName(t reflect.Type, info Info) string {
 	pkg := t.PkgPath()
-	if pkg == "" || pkg == local {
+	if pkg == "" || pkg == info.LocalPkg {
 		return t.Name()
+	}
+	if prefix, ok := info.SchemaPrefixes[pkg]; ok {
+		return prefix + t.Name()
 	}
 	base := pkg[strings.LastIndex(pkg, "/")+1:]
 	return strings.ToUpper(base[:1]) + base[1:] + t.Name()

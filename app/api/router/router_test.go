@@ -5,12 +5,14 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/go-cmp/cmp"
+	"github.com/invopop/jsonschema"
 
 	"netmon/app/errs"
 )
@@ -373,6 +375,22 @@ func TestGinPaths(t *testing.T) {
 		}
 		if got := fromGinPath(tt.gin); got != tt.openapi {
 			t.Errorf("fromGinPath(%q) = %q, want %q", tt.gin, got, tt.openapi)
+		}
+	}
+}
+
+func TestSchemaNames(t *testing.T) {
+	info := Info{LocalPkg: "netmon/app/api/router", SchemaPrefixes: map[string]string{"netmon/app/errs": "Kinds"}}
+	for _, tt := range []struct {
+		t    reflect.Type
+		want string
+	}{
+		{reflect.TypeFor[Route](), "Route"},                        // the local package: bare
+		{reflect.TypeFor[jsonschema.Schema](), "JsonschemaSchema"}, // another package: its name first
+		{reflect.TypeFor[errs.Error](), "KindsError"},              // a renamed package keeps its old prefix
+	} {
+		if got := schemaName(tt.t, info); got != tt.want {
+			t.Errorf("schemaName(%s) = %q, want %q", tt.t, got, tt.want)
 		}
 	}
 }
