@@ -21,8 +21,9 @@ import (
 )
 
 // openAccounts is an auth service with authentication off: every caller
-// is the open admin. Only the access check's methods are implemented;
-// the handlers' (nil embedded interface) are not called by these tests.
+// is the open admin. Only the Authenticator part is implemented; the
+// handlers' methods (nil embedded interface) are not called by these
+// tests.
 type openAccounts struct{ Accounts }
 
 func (openAccounts) Authenticate(context.Context, auth.Credentials) (*auth.Identity, error) {

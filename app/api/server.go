@@ -122,15 +122,11 @@ type AuditReader interface {
 	VerifyAudit(ctx context.Context) (store.AuditVerify, error)
 }
 
-// Accounts is the auth service (*auth.Service): the access check asks it
-// who a credential is, the session and admin handlers manage users,
-// tokens and sessions through it.
+// Accounts is the auth service (*auth.Service): authorize asks its
+// Authenticator part who a credential is; the session and admin handlers
+// manage sessions, users and tokens through the rest.
 type Accounts interface {
-	Authenticate(ctx context.Context, cr auth.Credentials) (*auth.Identity, error)
-	Required(ctx context.Context) (bool, error)
-	OpenIdentity() *auth.Identity
-	MultiSite() bool
-	Denied(ctx context.Context, id *auth.Identity, perm auth.Permission, route string)
+	Authenticator
 	Login(ctx context.Context, req auth.LoginRequest, ip, oldToken string) (string, *auth.Identity, error)
 	LoginSSO(ctx context.Context, l auth.SSOLogin, oldToken string) (string, *auth.Identity, error)
 	Logout(ctx context.Context, id *auth.Identity) error
@@ -141,6 +137,17 @@ type Accounts interface {
 	ListTokens(ctx context.Context, actor *auth.Identity) ([]auth.TokenView, error)
 	CreateToken(ctx context.Context, actor *auth.Identity, req auth.TokenCreate) (auth.TokenCreated, error)
 	DeleteToken(ctx context.Context, actor *auth.Identity, id int64) error
+}
+
+// Authenticator is what the access check needs of the auth service: who a
+// session or API token is, whether authentication is on (and the open
+// identity when it is not), the site mode, and recording a refusal.
+type Authenticator interface {
+	Authenticate(ctx context.Context, cr auth.Credentials) (*auth.Identity, error)
+	Required(ctx context.Context) (bool, error)
+	OpenIdentity() *auth.Identity
+	MultiSite() bool
+	Denied(ctx context.Context, id *auth.Identity, perm auth.Permission, route string)
 }
 
 // Server is the hub's HTTP API.
