@@ -285,3 +285,18 @@ func interfaceAddrs(device string) ([]netip.Prefix, error) {
 	}
 	return out, nil
 }
+
+// Interface is a network interface of the host as GET /api/interfaces
+// lists it (an alias: the API's document names it after capture/source).
+type Interface = source.Interface
+
+// Interfaces lists the host's network interfaces with their addresses,
+// counters and whether a capture could open on them: the API asks the
+// capture component, never the source package.
+func (c *Capture) Interfaces() ([]Interface, error) {
+	ifs, err := source.Interfaces()
+	if ifs == nil && err == nil {
+		ifs = []Interface{}
+	}
+	return ifs, err
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"netmon/app/api/router"
 	"netmon/capture/proc"
 	"netmon/collectors/geo"
 )
@@ -66,7 +67,7 @@ func Connections(ctx context.Context, l ConnLister, g GeoLookup) ([]Connection, 
 	return out, nil
 }
 
-func (s *Server) connections(c *gin.Context, _ *NoInput) ([]Connection, error) {
+func (s *Server) connections(c *gin.Context, _ *router.NoInput) ([]Connection, error) {
 	return Connections(c, s.deps.Conns, s.deps.Geo)
 }
 
