@@ -74,7 +74,7 @@ Long flags take one dash or two: -port 8080 and --port 8080 are the same.`,
 	root.SetVersionTemplate(version.String() + "\n")
 	// netmon completion bash|zsh|fish|powershell (cobra's generator).
 	root.CompletionOptions.HiddenDefaultCmd = false
-	root.AddCommand(newHubCmd(), newAdminCmd(), newVersionCmd())
+	root.AddCommand(newHubCmd(), newAdminCmd(), newConfigCmd(), newVersionCmd())
 	root.AddCommand(newAgentCmd())
 	return root
 }
