@@ -13,7 +13,7 @@ func newConfigCmd() *cobra.Command {
 		Short: "Show the effective configuration of the hub or the agent",
 		Args:  cobra.NoArgs,
 	}
-	print := &cobra.Command{
+	printCmd := &cobra.Command{
 		Use:   "print",
 		Short: "Print the hub's effective configuration (same flags as 'netmon hub'); 'print agent' for the agent's",
 		Long: `Print the effective configuration: every setting with its value, where the
@@ -26,7 +26,7 @@ the command would.`,
 		Args: cobra.NoArgs,
 		RunE: printHub,
 	}
-	config.AddHubFlags(print.Flags())
+	config.AddHubFlags(printCmd.Flags())
 	hub := &cobra.Command{
 		Use:   "hub",
 		Short: "Print the hub's effective configuration (same flags as 'netmon hub')",
@@ -49,8 +49,8 @@ the command would.`,
 		},
 	}
 	config.AddAgentFlags(agent.Flags())
-	print.AddCommand(hub, agent)
-	cmd.AddCommand(print)
+	printCmd.AddCommand(hub, agent)
+	cmd.AddCommand(printCmd)
 	return cmd
 }
 

@@ -147,6 +147,11 @@ func LoadAgentSettings(fs *pflag.FlagSet, enrolled func(statePath string) (bool,
 		if a.Name, err = os.Hostname(); err != nil || strings.TrimSpace(a.Name) == "" {
 			return AgentConfig{}, nil, errors.New("name: the host name is unavailable; set -name")
 		}
+		for i := range settings {
+			if settings[i].Key == "name" {
+				settings[i].Value, settings[i].Source = a.Name, Source{"default", "(the host name)"}
+			}
+		}
 	}
 	if err := c.validate(); err != nil {
 		return AgentConfig{}, nil, err

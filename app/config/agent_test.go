@@ -48,7 +48,9 @@ log_level: debug
 		{
 			desc: "flags only, defaults elsewhere",
 			args: []string{"--hub-url", "http://hub:8080", "--hub-token", "ent_x"},
-			want: func(a *AgentConfig) { a.Agent.HubURL, a.Agent.EnrollToken, a.Agent.Name = "http://hub:8080", "ent_x", host },
+			want: func(a *AgentConfig) {
+				a.Agent.HubURL, a.Agent.EnrollToken, a.Agent.Name = "http://hub:8080", "ent_x", host
+			},
 		},
 		{
 			desc: "file",
@@ -76,7 +78,9 @@ log_level: debug
 		{
 			desc: "-enroll-token is an alias of -hub-token",
 			args: []string{"--hub-url", "http://hub", "--enroll-token", "ent_alias", "--name", "n"},
-			want: func(a *AgentConfig) { a.Agent.HubURL, a.Agent.EnrollToken, a.Agent.Name = "http://hub", "ent_alias", "n" },
+			want: func(a *AgentConfig) {
+				a.Agent.HubURL, a.Agent.EnrollToken, a.Agent.Name = "http://hub", "ent_alias", "n"
+			},
 		},
 		{
 			desc: "config file named by the environment",

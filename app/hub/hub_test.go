@@ -114,15 +114,15 @@ func TestStopDrainsInFlightRequests(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
 	h, err := newStarted(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg, func(h *Hub) {
 		h.wrap = func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/slow" {
-				close(entered)
-				<-release
-				_, _ = io.WriteString(w, "done")
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/slow" {
+					close(entered)
+					<-release
+					_, _ = io.WriteString(w, "done")
+					return
+				}
+				next.ServeHTTP(w, r)
+			})
 		}
 	})
 	if err != nil {
