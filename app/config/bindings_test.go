@@ -91,9 +91,11 @@ func TestHubFlagsBindOneFieldEach(t *testing.T) {
 	checkBindings(t, hubBindings, DefaultHubConfig())
 }
 
-// TestAgentBindingsOneFieldEach: the same for the agent's settings.
-func TestAgentBindingsOneFieldEach(t *testing.T) {
+// TestAgentAndAdminBindingsOneFieldEach: the same for the agent's and
+// the admin commands' settings.
+func TestAgentAndAdminBindingsOneFieldEach(t *testing.T) {
 	checkBindings(t, agentBindings, DefaultAgentConfig())
+	checkBindings(t, adminBindings, DefaultAdminConfig())
 }
 
 // checkBindings checks that each binding's field path names the field its
