@@ -1,6 +1,5 @@
 // Package cli is the netmon command line: the cobra root and its
-// subcommands (`hub`, `version`; the agent and admin groups join with their
-// features). Commands are built by constructors with no package-level
+// subcommands (`hub`, `agent`, `admin`, `config print`, `version`). Commands are built by constructors with no package-level
 // state, and every spec-style single-dash long flag (-port 8080) is
 // rewritten to its double-dash form before cobra parses (normalize.go).
 package cli

@@ -7,8 +7,10 @@
 //
 // A setting is declared once, in its component's config.go (a Config
 // field with its comment, its default in DefaultConfig). This package
-// only adds, per setting, one binding row (hubkeys.go, agentkeys.go):
-// the key, its flag and help, and a pointer to the field. Every key has
+// only adds, per setting, one binding row (hubBindings in hubkeys.go,
+// agentBindings in agent.go, adminBindings in admin.go): the key, its
+// flag and help, and a pointer to the field; bind.go has the machinery,
+// validate.go the checks, print.go `netmon config print`. Every key has
 // one name in three spellings: the flag `retention-hours`, the YAML key
 // `retention_hours` and the variable NETMON_RETENTION_HOURS. A local
 // *viper.Viper does the merging (never viper's package singleton), and
