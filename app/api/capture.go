@@ -11,7 +11,7 @@ import (
 
 	"netmon/app/audit"
 	"netmon/capture"
-	"netmon/capture/record"
+	"netmon/capture/pcaprec"
 	"netmon/capture/source"
 )
 
@@ -87,7 +87,7 @@ func (s *Server) captureStop(c *gin.Context, _ *NoInput) (CaptureResult, error) 
 func (s *Server) recordStart(c *gin.Context, _ *NoInput) (RecordStarted, error) {
 	file, err := s.deps.Capture.StartRecording()
 	switch {
-	case errors.Is(err, capture.ErrCaptureOff), errors.Is(err, record.ErrAlreadyRecording):
+	case errors.Is(err, capture.ErrCaptureOff), errors.Is(err, pcaprec.ErrAlreadyRecording):
 		return RecordStarted{}, Errorf(http.StatusConflict, "%v", err)
 	case errors.Is(err, capture.ErrNoRecorder):
 		return RecordStarted{}, Errorf(http.StatusNotFound, "%v", err)
@@ -98,28 +98,28 @@ func (s *Server) recordStart(c *gin.Context, _ *NoInput) (RecordStarted, error) 
 	return RecordStarted{OK: true, File: file}, nil
 }
 
-func (s *Server) recordStop(c *gin.Context, _ *NoInput) (record.StopResponse, error) {
+func (s *Server) recordStop(c *gin.Context, _ *NoInput) (pcaprec.StopResponse, error) {
 	st, err := s.deps.Capture.StopRecording()
 	switch {
-	case errors.Is(err, record.ErrNotRecording):
-		return record.StopResponse{}, Errorf(http.StatusConflict, "not recording")
+	case errors.Is(err, pcaprec.ErrNotRecording):
+		return pcaprec.StopResponse{}, Errorf(http.StatusConflict, "not recording")
 	case errors.Is(err, capture.ErrNoRecorder):
-		return record.StopResponse{}, Errorf(http.StatusNotFound, "%v", err)
+		return pcaprec.StopResponse{}, Errorf(http.StatusNotFound, "%v", err)
 	case err != nil && st.File == "":
-		return record.StopResponse{}, err
+		return pcaprec.StopResponse{}, err
 	}
 	s.audited(c, audit.ActionRecordStop, st.File, audit.ResultOK, strconv.FormatInt(st.Packets, 10)+" packets")
 	return st.StopResponse(), nil
 }
 
-func (s *Server) recordStatus(*gin.Context, *NoInput) (record.Status, error) {
+func (s *Server) recordStatus(*gin.Context, *NoInput) (pcaprec.Status, error) {
 	return s.deps.Capture.RecordStatus(), nil
 }
 
-func (s *Server) recordFiles(*gin.Context, *NoInput) ([]record.FileEntry, error) {
+func (s *Server) recordFiles(*gin.Context, *NoInput) ([]pcaprec.FileEntry, error) {
 	fs, err := s.deps.Capture.RecordFiles()
 	if fs == nil && err == nil {
-		fs = []record.FileEntry{}
+		fs = []pcaprec.FileEntry{}
 	}
 	return fs, err
 }
@@ -130,10 +130,10 @@ func (s *Server) recordFiles(*gin.Context, *NoInput) ([]record.FileEntry, error)
 func (s *Server) recordDownload(c *gin.Context, in *downloadIn) {
 	f, st, err := s.deps.Capture.OpenRecording(in.File)
 	switch {
-	case errors.Is(err, record.ErrBadName):
+	case errors.Is(err, pcaprec.ErrBadName):
 		s.writeError(c, Errorf(http.StatusBadRequest, "query parameter \"file\": must be the name of a .pcap file in the record directory"))
 		return
-	case errors.Is(err, record.ErrNotFound), errors.Is(err, capture.ErrNoRecorder):
+	case errors.Is(err, pcaprec.ErrNotFound), errors.Is(err, capture.ErrNoRecorder):
 		s.writeError(c, Errorf(http.StatusNotFound, "no such recording"))
 		return
 	case err != nil:

@@ -109,6 +109,16 @@ func renderDocument(routes []Route, version string) (renderedDoc, error) {
 	return renderedDoc{json: pretty.Bytes(), yaml: y, html: html}, nil
 }
 
+// schemaPrefixes keep the document's schema names, which the console's
+// generated types use, when a package is split or renamed: the types of
+// these packages are named with the prefix of the package they came from.
+var schemaPrefixes = map[string]string{
+	"netmon/app/fleet/agents": "Fleet", // app/fleet split by job (issue 13)
+	"netmon/app/fleet/enroll": "Fleet",
+	"netmon/app/fleet/intake": "Fleet",
+	"netmon/capture/pcaprec":  "Record", // was capture/record
+}
+
 // schemaName names a component schema: the bare type name for types of
 // this package, the package name and type name otherwise
 // (capture.Bucket -> CaptureBucket), so types of different packages never
@@ -117,6 +127,9 @@ func schemaName(t reflect.Type) string {
 	pkg := t.PkgPath()
 	if pkg == "" || pkg == reflect.TypeFor[Server]().PkgPath() {
 		return t.Name()
+	}
+	if prefix, ok := schemaPrefixes[pkg]; ok {
+		return prefix + t.Name()
 	}
 	base := pkg[strings.LastIndex(pkg, "/")+1:]
 	return strings.ToUpper(base[:1]) + base[1:] + t.Name()

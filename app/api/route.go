@@ -16,7 +16,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"netmon/app/fleet"
+	"netmon/app/errs"
 )
 
 // Perm is the access class of a route: the auth column of spec section 4,
@@ -187,9 +187,9 @@ var bodyOptions = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true), jso
 func bodyError(err error) error {
 	// A field's own decoder may refuse with a typed error (the telemetry
 	// connection limit, 413): that, not a type mismatch, is the answer.
-	var fleetErr *fleet.Error
-	if errors.As(err, &fleetErr) {
-		return fleetErr
+	var kindErr *errs.Error
+	if errors.As(err, &kindErr) {
+		return kindErr
 	}
 	// Semantic errors get a message of ours: json/v2 words its own
 	// "cannot" or "unable to" at random, so that nobody depends on it.

@@ -169,3 +169,14 @@ func clip(s string, n int) string {
 	}
 	return s
 }
+
+// Builder completes the records that services which do not import this
+// package describe (app/auth's Auditor; app/hub hands it in): the service
+// fills who, action, target, result and detail; Event adds the time and
+// the request and masks before and after.
+type Builder struct{}
+
+// Event completes ev as the package-level Event does.
+func (Builder) Event(ctx context.Context, ev store.AuditEvent, before, after any) store.AuditEvent {
+	return Event(ctx, Actor{Username: ev.Username, Role: ev.Role, ActorType: ev.ActorType}, ev.Action, ev.Target, ev.Result, ev.Detail, before, after)
+}

@@ -85,7 +85,7 @@ func openAdmin(cmd *cobra.Command) (*adminEnv, func(), error) {
 	}
 	acfg := auth.DefaultConfig()
 	acfg.MultiSite = cfg.MultiSite
-	svc, err := auth.New(log.With("component", "auth"), acfg, db, nil)
+	svc, err := auth.New(log.With("component", "auth"), acfg, db, audit.Builder{}, nil)
 	if err != nil {
 		cancel()
 		_ = db.Close()

@@ -8,6 +8,7 @@ import (
 
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
 
+	"netmon/app/audit"
 	"netmon/app/auth"
 	"netmon/app/auth/oidc"
 	"netmon/store"
@@ -42,7 +43,7 @@ func (h *Hub) startAccess(ctx context.Context) error {
 	acfg.Password = a.AuthPassword
 	acfg.MultiSite = a.MultiSite
 	acfg.SessionStore = a.SessionStore
-	h.auth, err = auth.New(h.log.With("component", "auth"), acfg, h.db, h.reg)
+	h.auth, err = auth.New(h.log.With("component", "auth"), acfg, h.db, audit.Builder{}, h.reg)
 	if err != nil {
 		return fmt.Errorf("auth: %w", err)
 	}

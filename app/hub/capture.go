@@ -7,8 +7,8 @@ import (
 	"netmon/app/api"
 	"netmon/app/live"
 	"netmon/capture"
+	"netmon/capture/pcaprec"
 	"netmon/capture/proc"
-	"netmon/capture/record"
 	"netmon/collectors/geo"
 	"netmon/store"
 )
@@ -26,12 +26,12 @@ func (h *Hub) startCapture() error {
 	if err := h.geo.Start(); err != nil {
 		return fmt.Errorf("geoip: %w", err)
 	}
-	rcfg := record.DefaultConfig()
+	rcfg := pcaprec.DefaultConfig()
 	rcfg.Dir, rcfg.MaxBytes = cc.RecordDir, int64(cc.RecordMaxMB)<<20
 	ccfg := capture.DefaultConfig()
 	ccfg.Enabled = cc.Enabled
 	h.capture = capture.New(h.log.With("component", "capture"), ccfg, capture.Deps{
-		Recorder: record.New(rcfg),
+		Recorder: pcaprec.New(rcfg),
 		Enrich:   h.geo,
 		Minutes:  minuteSink{h.db},
 	})

@@ -7,6 +7,7 @@ import (
 
 	"netmon/app/auth"
 	"netmon/app/fleet"
+	"netmon/app/fleet/enroll"
 	"netmon/app/fleet/pki"
 )
 
@@ -33,7 +34,7 @@ func (h *Hub) startFleet(ctx context.Context) error {
 	if static == "" {
 		var created bool
 		var err error
-		static, created, err = fleet.LoadStaticToken(ctx, h.db, h.vault)
+		static, created, err = enroll.LoadStaticToken(ctx, h.db, h.vault)
 		if err != nil {
 			return err
 		}
@@ -55,7 +56,7 @@ func (h *Hub) startFleet(ctx context.Context) error {
 	tcfg := auth.DefaultThrottleConfig()
 	tcfg.FailuresOnly = true
 	limiter := throttleLimiter{auth.NewThrottle(tcfg, "enroll", h.reg)}
-	h.fleet = fleet.New(h.log.With("component", "fleet"), cfg, h.db, h.queue, limiter, ca, h.reg)
+	h.fleet = fleet.New(h.log.With("component", "fleet"), cfg, fleet.Deps{DB: h.db, Sink: h.queue, Limiter: limiter, CA: ca, Registry: h.reg})
 	return h.fleet.Start()
 }
 

@@ -1,4 +1,4 @@
-package fleet
+package enroll
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"netmon/app/audit"
+	"netmon/app/secret"
 	"netmon/store"
 )
 
@@ -79,3 +80,7 @@ func putStaticToken(ctx context.Context, db StaticStore, v Sealer, ev *store.Aud
 	}
 	return token, nil
 }
+
+// NewStaticToken returns a random static enroll secret for a hub started
+// without -enroll-token.
+func NewStaticToken() string { return secret.New("") }

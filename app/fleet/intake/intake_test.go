@@ -1,11 +1,13 @@
-package fleet
+package intake
 
 import (
 	"context"
 	"log/slog"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"netmon/app/secret"
 	"netmon/store"
 	"netmon/store/storetest"
 )
@@ -21,16 +23,16 @@ func (c *countingStore) AgentByTokenHash(ctx context.Context, hash string) (stor
 	return c.DB.AgentByTokenHash(ctx, hash)
 }
 
-// TestStartWarmsAgents: a started service resolves the tokens of agents
+// TestWarm: a warmed intake resolves the tokens of agents
 // enrolled before it started without asking the database; a forgotten
 // (deleted or replaced) agent's token goes back to the database.
-func TestStartWarmsAgents(t *testing.T) {
+func TestWarm(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		var ids []int64
 		for _, tok := range []string{"agt_one", "agt_two"} {
 			err := db.InTx(ctx, func(tx *store.Tx) error {
-				id, _, err := tx.CreateAgent(ctx, store.Agent{Name: tok, MachineID: tok, TokenHash: hashToken(tok), EnrolledAt: 1})
+				id, _, err := tx.CreateAgent(ctx, store.Agent{Name: tok, MachineID: tok, TokenHash: secret.Hash(tok), EnrolledAt: 1})
 				ids = append(ids, id)
 				return err
 			})
@@ -39,13 +41,8 @@ func TestStartWarmsAgents(t *testing.T) {
 			}
 		}
 		cs := &countingStore{DB: db}
-		cfg := DefaultConfig()
-		cfg.Archive = false
-		s := New(slog.New(slog.DiscardHandler), cfg, cs, nil, nil, nil, nil)
-		if err := s.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer s.Stop()
+		s := New(slog.New(slog.DiscardHandler), Config{Interval: 30 * time.Second}, cs, nil)
+		s.Warm(ctx)
 		for i, tok := range []string{"agt_one", "agt_two"} {
 			ref, err := s.Authenticate(ctx, tok, 0)
 			if err != nil || ref.ID != ids[i] {
@@ -58,7 +55,7 @@ func TestStartWarmsAgents(t *testing.T) {
 		if _, err := s.Authenticate(ctx, "agt_unknown", 0); err == nil {
 			t.Error("an unknown token was accepted")
 		}
-		s.forget(ids[0])
+		s.Forget(ids[0])
 		if _, err := s.Authenticate(ctx, "agt_one", 0); err != nil {
 			// Still in the database: resolved again, from the database.
 			t.Fatalf("agt_one after forget: %v", err)
