@@ -12,7 +12,6 @@ import (
 	"netmon/app/audit"
 	"netmon/app/config"
 	"netmon/app/fleet/enroll"
-	"netmon/store"
 	"netmon/store/vault"
 )
 
@@ -54,7 +53,7 @@ A token set with -enroll-token is not affected.`,
 			if err != nil {
 				return err
 			}
-			if _, err := vault.CheckKey(env.ctx, env.db, v, store.ErrNotFound); err != nil {
+			if _, err := vault.CheckKey(env.ctx, env.db, v); err != nil {
 				return fmt.Errorf("vault key: %w", err)
 			}
 			tok, err := enroll.RotateStaticToken(env.ctx, env.db, v, actorOf(env))

@@ -11,7 +11,6 @@ import (
 	"netmon/app/audit"
 	"netmon/app/auth"
 	"netmon/app/auth/oidc"
-	"netmon/store"
 	"netmon/store/vault"
 )
 
@@ -35,7 +34,7 @@ func (h *Hub) startAccess(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
-	if _, err := vault.CheckKey(ctx, h.db, h.vault, store.ErrNotFound); err != nil {
+	if _, err := vault.CheckKey(ctx, h.db, h.vault); err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
 
