@@ -57,7 +57,9 @@ var importRules = []struct {
 	{"store/record", nil},
 	{"store/queue", []string{"store/record"}},
 	{"app/api", []string{"agentmode/wire", "app/fleet", "app/audit", "app/auth", "app/auth/oidc", "app/history", "app/httpguard", "app/logging", "app/version", "app/errs", "capture", "capture/pcaprec", "capture/proc", "capture/source", "collectors/geo", "store", "ui"}},
-	{"app/auth/oidc", nil},
+	// OIDC maps groups to the roles of its parent, app/auth (which never
+	// imports it).
+	{"app/auth/oidc", []string{"app/auth"}},
 	{"app/auth", []string{"app/secret", "store"}},
 	{"app/audit", []string{"store"}},
 	{"store/vault", nil},

@@ -13,8 +13,8 @@ import (
 
 // memSettings is an in-memory SettingsStore.
 type memSettings struct {
-	m      map[string]string
-	err    error // returned by every call when set
+	m   map[string]string
+	err error // returned by every call when set
 }
 
 func (s *memSettings) PutSettingOnce(_ context.Context, key, value string) (string, bool, error) {
