@@ -199,4 +199,17 @@ func TestNoKeyTracked(t *testing.T) {
 	if files := strings.TrimSpace(string(out)); files != "" {
 		t.Errorf("key files are tracked:\n%s", files)
 	}
+	// Nor left in the tree, ignored or not, by a test that wrote one
+	// outside t.TempDir(). The top-level vault.key is make run's.
+	cmd = exec.Command(git, "ls-files", "--others", "--", "*.key")
+	cmd.Dir = filepath.Join("..", "..")
+	out, err = cmd.Output()
+	if err != nil {
+		t.Fatalf("git ls-files --others: %v", err)
+	}
+	for _, f := range strings.Fields(string(out)) {
+		if f != "vault.key" {
+			t.Errorf("key file %s is in the tree: tests write keys under t.TempDir()", f)
+		}
+	}
 }
