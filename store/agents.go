@@ -319,25 +319,6 @@ func (db *DB) AgentHistory(ctx context.Context, id, from int64) ([]AgentSample, 
 	return out, rows.Err()
 }
 
-// AgentSeqs returns the seqs stored for agent id, in seq order (tests and
-// the exactly-once check of the hub restart test).
-func (db *DB) AgentSeqs(ctx context.Context, id int64) ([]uint64, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT seq FROM agent_samples WHERE agent_id = $1 ORDER BY seq`, id)
-	if err != nil {
-		return nil, fmt.Errorf("agent %d seqs: %w", id, err)
-	}
-	defer rows.Close()
-	var out []uint64
-	for rows.Next() {
-		var s int64
-		if err := rows.Scan(&s); err != nil {
-			return nil, fmt.Errorf("agent %d seqs: %w", id, err)
-		}
-		out = append(out, uint64(s))
-	}
-	return out, rows.Err()
-}
-
 // SetAgentCert is SetAgentCert within a transaction (the hello's).
 func (t *Tx) SetAgentCert(ctx context.Context, id, notAfter int64) error {
 	if _, err := t.tx.ExecContext(ctx, `UPDATE agents SET cert_not_after = $1 WHERE id = $2`, notAfter, id); err != nil {

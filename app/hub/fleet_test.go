@@ -282,7 +282,7 @@ func TestTelemetryRates(t *testing.T) {
 				t.Fatalf("%s: answer %+v", s.desc, resp)
 			}
 			eventually(t, s.desc, func() bool {
-				seqs, _ := h.db.AgentSeqs(context.Background(), a.AgentID)
+				seqs, _ := storetest.AgentSeqs(context.Background(), h.db, a.AgentID)
 				return len(seqs) > 0 && seqs[len(seqs)-1] == s.body.Seq
 			})
 			pts := agentHistory(t, admin, a.AgentID)
@@ -335,7 +335,7 @@ func TestTelemetryRates(t *testing.T) {
 		if d.Connections[0] != hostile {
 			t.Errorf("connection %+v, want %+v", d.Connections[0], hostile)
 		}
-		seqs, err := h.db.AgentSeqs(context.Background(), a.AgentID)
+		seqs, err := storetest.AgentSeqs(context.Background(), h.db, a.AgentID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -425,7 +425,7 @@ func TestAgentLifecycle(t *testing.T) {
 		telemetry(t, h, old.AgentToken, wire.Telemetry{Seq: 1}).must(t, 200)
 		telemetry(t, h, fresh.AgentToken, wire.Telemetry{Seq: 1}).must(t, 200)
 		eventually(t, "telemetry stored", func() bool {
-			s, _ := h.db.AgentSeqs(context.Background(), old.AgentID)
+			s, _ := storetest.AgentSeqs(context.Background(), h.db, old.AgentID)
 			return len(s) == 1
 		})
 		if _, err := h.db.Writer().ExecContext(context.Background(), `UPDATE agents SET last_seen = $1 WHERE id = $2`,
@@ -438,7 +438,7 @@ func TestAgentLifecycle(t *testing.T) {
 		}
 		admin.call("GET", fmt.Sprintf("/api/v1/agents/%d", old.AgentID), nil).must(t, 404)
 		admin.call("GET", fmt.Sprintf("/api/v1/agents/%d", fresh.AgentID), nil).must(t, 200)
-		if s, _ := h.db.AgentSeqs(context.Background(), old.AgentID); len(s) != 0 {
+		if s, _ := storetest.AgentSeqs(context.Background(), h.db, old.AgentID); len(s) != 0 {
 			t.Errorf("archived agent kept %d samples", len(s))
 		}
 		telemetry(t, h, old.AgentToken, wire.Telemetry{Seq: 2}).must(t, 401)
