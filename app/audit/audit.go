@@ -72,11 +72,7 @@ func RequestFrom(ctx context.Context) Request {
 }
 
 // Actor is who acted.
-type Actor struct {
-	Username  string
-	Role      string
-	ActorType string
-}
+type Actor = store.AuditActor
 
 // Event builds a record. before and after (nil for none) are marshalled to
 // JSON with secret fields masked.
@@ -170,13 +166,12 @@ func clip(s string, n int) string {
 	return s
 }
 
-// Builder completes the records that services which do not import this
-// package describe (app/auth's Auditor; app/hub hands it in): the service
-// fills who, action, target, result and detail; Event adds the time and
-// the request and masks before and after.
+// Builder is Event as a method: the Auditor that services which do not
+// import this package (app/auth, app/fleet) declare, handed in by
+// app/hub.
 type Builder struct{}
 
-// Event completes ev as the package-level Event does.
-func (Builder) Event(ctx context.Context, ev store.AuditEvent, before, after any) store.AuditEvent {
-	return Event(ctx, Actor{Username: ev.Username, Role: ev.Role, ActorType: ev.ActorType}, ev.Action, ev.Target, ev.Result, ev.Detail, before, after)
+// Event builds a record, as the package-level Event does.
+func (Builder) Event(ctx context.Context, actor Actor, action, target, result, detail string, before, after any) store.AuditEvent {
+	return Event(ctx, actor, action, target, result, detail, before, after)
 }

@@ -46,7 +46,7 @@ func (s *Service) Login(ctx context.Context, req LoginRequest, ip, oldToken stri
 				s.accounts.fail(username)
 			}
 			s.metrics.logins.WithLabelValues("failed").Inc()
-			who := auditActor{Username: username, ActorType: string(ActorUser)}
+			who := store.AuditActor{Username: username, ActorType: string(ActorUser)}
 			if username == "" {
 				who = actorOf(s.bootstrapIdentity())
 			}

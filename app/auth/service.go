@@ -336,11 +336,11 @@ func (s *Service) RevokeToken(ctx context.Context, tok string) error {
 }
 
 // actorOf turns an identity into the audit actor.
-func actorOf(id *Identity) auditActor {
+func actorOf(id *Identity) store.AuditActor {
 	if id == nil {
-		return auditActor{}
+		return store.AuditActor{}
 	}
-	return auditActor{Username: id.Username, Role: string(id.Role), ActorType: string(id.Actor)}
+	return store.AuditActor{Username: id.Username, Role: string(id.Role), ActorType: string(id.Actor)}
 }
 
 // Denied records a refused request in the audit chain.

@@ -56,7 +56,7 @@ A token set with -enroll-token is not affected.`,
 			if _, err := vault.CheckKey(env.ctx, env.db, v); err != nil {
 				return fmt.Errorf("vault key: %w", err)
 			}
-			tok, err := enroll.RotateStaticToken(env.ctx, env.db, v, actorOf(env))
+			tok, err := enroll.RotateStaticToken(env.ctx, env.db, v, audit.Builder{}, actorOf(env))
 			if err != nil {
 				return err
 			}
@@ -70,7 +70,7 @@ A token set with -enroll-token is not affected.`,
 // enrollOf is the enrollment service for the token commands: they manage
 // tokens only, so no throttle, CA or intake (those serve the hello).
 func enrollOf(env *adminEnv) *enroll.Service {
-	return enroll.New(slog.New(slog.DiscardHandler), enroll.Config{MultiSite: env.auth.MultiSite()}, env.db, nil, nil, nil)
+	return enroll.New(slog.New(slog.DiscardHandler), enroll.Config{MultiSite: env.auth.MultiSite()}, env.db, audit.Builder{}, nil, nil, nil)
 }
 
 // actorOf is the operator running the command, for the audit chain.

@@ -5,7 +5,6 @@ import (
 	"net/netip"
 
 	"netmon/agentmode/wire"
-	"netmon/app/audit"
 	"netmon/app/fleet/agents"
 	"netmon/app/fleet/enroll"
 	"netmon/app/fleet/intake"
@@ -42,8 +41,8 @@ type Actor struct {
 	Site string
 }
 
-func (a Actor) audit() audit.Actor {
-	return audit.Actor{Username: a.Username, Role: a.Role, ActorType: a.ActorType}
+func (a Actor) audit() store.AuditActor {
+	return store.AuditActor{Username: a.Username, Role: a.Role, ActorType: a.ActorType}
 }
 
 // Hello enrolls an agent (enroll.Service.Hello).

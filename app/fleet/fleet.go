@@ -74,6 +74,9 @@ type Store interface {
 type Deps struct {
 	// DB is the database (*store.DB).
 	DB Store
+	// Auditor builds the audit records of the fleet's changes
+	// (app/audit.Builder).
+	Auditor Auditor
 	// Sink takes telemetry (the ingest queue); Telemetry needs it.
 	Sink record.Sink
 	// Limiter throttles failed enrollments per address; Hello needs it.
@@ -83,6 +86,9 @@ type Deps struct {
 	// Registry registers the metrics; nil registers none.
 	Registry prometheus.Registerer
 }
+
+// Auditor builds audit records (enroll.Auditor, agents.Auditor).
+type Auditor = enroll.Auditor
 
 // CA signs agent client certificates (enroll.CA).
 type CA = enroll.CA
@@ -115,9 +121,9 @@ func New(log *slog.Logger, cfg Config, deps Deps) *Service {
 	in := intake.New(log, intake.Config{Interval: cfg.Interval, Now: cfg.Now}, deps.DB, deps.Sink)
 	s := &Service{log: log, cfg: cfg, intake: in,
 		enroll: enroll.New(log, enroll.Config{StaticToken: cfg.StaticToken, MultiSite: cfg.MultiSite, PcapEnabled: cfg.PcapEnabled,
-			Interval: cfg.Interval, Now: cfg.Now}, deps.DB, deps.Limiter, deps.CA, in),
+			Interval: cfg.Interval, Now: cfg.Now}, deps.DB, deps.Auditor, deps.Limiter, deps.CA, in),
 		agents: agents.New(log, agents.Config{Interval: cfg.Interval, ArchiveDays: cfg.ArchiveDays, ArchiveEvery: cfg.ArchiveEvery,
-			Archive: cfg.Archive, Now: cfg.Now}, deps.DB, in),
+			Archive: cfg.Archive, Now: cfg.Now}, deps.DB, deps.Auditor, in),
 	}
 	s.register(deps.Registry)
 	return s

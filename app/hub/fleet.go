@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"netmon/app/audit"
 	"netmon/app/auth"
 	"netmon/app/fleet"
 	"netmon/app/fleet/enroll"
@@ -56,7 +57,7 @@ func (h *Hub) startFleet(ctx context.Context) error {
 	tcfg := auth.DefaultThrottleConfig()
 	tcfg.FailuresOnly = true
 	limiter := throttleLimiter{auth.NewThrottle(tcfg, "enroll", h.reg)}
-	h.fleet = fleet.New(h.log.With("component", "fleet"), cfg, fleet.Deps{DB: h.db, Sink: h.queue, Limiter: limiter, CA: ca, Registry: h.reg})
+	h.fleet = fleet.New(h.log.With("component", "fleet"), cfg, fleet.Deps{DB: h.db, Auditor: audit.Builder{}, Sink: h.queue, Limiter: limiter, CA: ca, Registry: h.reg})
 	return h.fleet.Start()
 }
 

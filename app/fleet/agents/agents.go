@@ -5,9 +5,9 @@
 // It is its own package because it is the fleet's read side and its
 // housekeeping: it reads what the intake stored and never takes part in
 // enrollment or intake, which it only tells of a deleted agent (Roster).
-// It imports the store for its entity types, app/audit for the records,
-// the errs leaf, and the intake for the stored rates' type; app/fleet
-// composes it.
+// It imports the store for its entity types, the errs leaf, and the
+// intake for the stored rates' type; audit records are built by the
+// Auditor it is handed. app/fleet composes it.
 package agents
 
 import (
@@ -20,7 +20,6 @@ import (
 	"unicode/utf8"
 
 	"netmon/agentmode/wire"
-	"netmon/app/audit"
 	"netmon/app/errs"
 	"netmon/app/fleet/intake"
 	"netmon/store"
@@ -119,7 +118,7 @@ func (s *Service) AgentHistory(ctx context.Context, site string, id int64, minut
 // DeleteAgent deletes agent id with its data (audited); its token and
 // certificate stop working at once.
 // A site-bound caller (callerSite != "") sees only its site's agents.
-func (s *Service) DeleteAgent(ctx context.Context, by audit.Actor, callerSite string, id int64) error {
+func (s *Service) DeleteAgent(ctx context.Context, by store.AuditActor, callerSite string, id int64) error {
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		a, err := tx.DeleteAgent(ctx, id)
 		if err != nil {
@@ -128,7 +127,7 @@ func (s *Service) DeleteAgent(ctx context.Context, by audit.Actor, callerSite st
 		if callerSite != "" && a.Site != callerSite {
 			return store.ErrNotFound // rolls back
 		}
-		_, err = tx.AppendAudit(ctx, audit.Event(ctx, by, audit.ActionAgentDelete, agentTarget(a), audit.ResultOK, "", s.itemOfAgent(a), nil))
+		_, err = tx.AppendAudit(ctx, s.auditor.Event(ctx, by, ActionAgentDelete, agentTarget(a), ResultOK, "", s.itemOfAgent(a), nil))
 		return err
 	})
 	if err != nil {
@@ -142,7 +141,7 @@ func agentTarget(a store.Agent) string { return fmt.Sprintf("agent:%d:%s", a.ID,
 
 // RenameAgent sets agent id's display name on the hub (audited).
 // A site-bound caller (callerSite != "") sees only its site's agents.
-func (s *Service) RenameAgent(ctx context.Context, by audit.Actor, callerSite string, id int64, name string) (AgentItem, error) {
+func (s *Service) RenameAgent(ctx context.Context, by store.AuditActor, callerSite string, id int64, name string) (AgentItem, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > 128 {
 		return AgentItem{}, &errs.Error{Kind: errs.Invalid, Field: "name", Msg: "name must be 1-128 characters"}
@@ -155,7 +154,7 @@ func (s *Service) RenameAgent(ctx context.Context, by audit.Actor, callerSite st
 		if err := tx.RenameAgent(ctx, id, name); err != nil {
 			return err
 		}
-		_, err := tx.AppendAudit(ctx, audit.Event(ctx, by, audit.ActionAgentUpdate, agentTarget(a), audit.ResultOK, "",
+		_, err := tx.AppendAudit(ctx, s.auditor.Event(ctx, by, ActionAgentUpdate, agentTarget(a), ResultOK, "",
 			map[string]string{"name": a.Name}, map[string]string{"name": name}))
 		return err
 	})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"netmon/app/audit"
 	"netmon/store"
 )
 
@@ -53,7 +52,7 @@ func (s *Service) ArchiveOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	system := audit.Actor{Username: "system", ActorType: "system"}
+	system := store.AuditActor{Username: "system", ActorType: "system"}
 	n := 0
 	for _, id := range ids {
 		err := s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -61,7 +60,7 @@ func (s *Service) ArchiveOnce(ctx context.Context) (int, error) {
 			if err != nil {
 				return err
 			}
-			_, err = tx.AppendAudit(ctx, audit.Event(ctx, system, audit.ActionAgentDelete, agentTarget(a), audit.ResultOK,
+			_, err = tx.AppendAudit(ctx, s.auditor.Event(ctx, system, ActionAgentDelete, agentTarget(a), ResultOK,
 				fmt.Sprintf("archived: offline more than %d days", s.cfg.ArchiveDays), s.itemOfAgent(a), nil))
 			return err
 		})

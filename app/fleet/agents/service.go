@@ -36,6 +36,20 @@ type Store interface {
 	OfflineAgents(ctx context.Context, before int64) ([]int64, error)
 }
 
+// Auditor builds the audit records of agent changes: app/audit's
+// Builder, handed in by app/hub (services do not import each other).
+type Auditor interface {
+	Event(ctx context.Context, who store.AuditActor, action, target, result, detail string, before, after any) store.AuditEvent
+}
+
+// The actions recorded here (app/audit lists every action of the chain;
+// its tests hold these equal to that list), and their result.
+const (
+	ActionAgentUpdate = "agent.update" // display name changed
+	ActionAgentDelete = "agent.delete" // by an operator, or archived after ArchiveDays offline
+	ResultOK          = "ok"
+)
+
 // Roster is told of each deleted agent (the intake), so that its token
 // and certificate stop working at once.
 type Roster interface {
@@ -44,11 +58,12 @@ type Roster interface {
 
 // Service answers the agent queries and runs the archive.
 type Service struct {
-	log    *slog.Logger
-	cfg    Config
-	db     Store
-	roster Roster
-	m      *metrics
+	log     *slog.Logger
+	cfg     Config
+	db      Store
+	auditor Auditor
+	roster  Roster
+	m       *metrics
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -56,11 +71,11 @@ type Service struct {
 }
 
 // New returns the service; Start launches the archive loop.
-func New(log *slog.Logger, cfg Config, db Store, roster Roster) *Service {
+func New(log *slog.Logger, cfg Config, db Store, auditor Auditor, roster Roster) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{log: log, cfg: cfg, db: db, roster: roster, m: newMetrics(), stop: make(chan struct{})}
+	return &Service{log: log, cfg: cfg, db: db, auditor: auditor, roster: roster, m: newMetrics(), stop: make(chan struct{})}
 }
 
 // Collectors returns the archive's metrics, for the fleet to register.

@@ -57,28 +57,45 @@ type Roster interface {
 	Enrolled(a store.Agent, replaced int64)
 }
 
+// Auditor builds the audit records of enrollment: app/audit's Builder,
+// handed in by app/hub (services do not import each other).
+type Auditor interface {
+	Event(ctx context.Context, who store.AuditActor, action, target, result, detail string, before, after any) store.AuditEvent
+}
+
+// The actions enrollment records (app/audit lists every action of the
+// chain; its tests hold these equal to that list), and their result.
+const (
+	ActionEnrollTokenCreate = "enroll_token.create"        // agent enrollment token
+	ActionEnrollTokenRevoke = "enroll_token.revoke"        //
+	ActionEnrollTokenUsed   = "enroll_token.used"          // an agent enrolled
+	ActionStaticTokenRotate = "enroll_token.rotate_static" // the hub's generated static enroll token replaced
+	ResultOK                = "ok"
+)
+
 // ErrNoCA is returned by IssueCert when the hub runs without TLS.
 var ErrNoCA = errs.NotFoundf("client certificates need the hub to run with -tls")
 
 // Service is enrollment: enroll tokens, the hello, client certificates.
 type Service struct {
-	log    *slog.Logger
-	cfg    Config
-	db     Store
-	limit  Limiter
-	ca     CA
-	roster Roster
-	m      *metrics
+	log     *slog.Logger
+	cfg     Config
+	db      Store
+	auditor Auditor
+	limit   Limiter
+	ca      CA
+	roster  Roster
+	m       *metrics
 }
 
 // New returns the enrollment service. limit and roster are needed by
 // Hello only, ca by the certificates (nil: the hub runs without TLS); the
 // admin CLI, which only manages tokens, passes nil for all three.
-func New(log *slog.Logger, cfg Config, db Store, limit Limiter, ca CA, roster Roster) *Service {
+func New(log *slog.Logger, cfg Config, db Store, auditor Auditor, limit Limiter, ca CA, roster Roster) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{log: log, cfg: cfg, db: db, limit: limit, ca: ca, roster: roster, m: newMetrics()}
+	return &Service{log: log, cfg: cfg, db: db, auditor: auditor, limit: limit, ca: ca, roster: roster, m: newMetrics()}
 }
 
 // TLS reports whether client certificates can be issued.

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"netmon/agentmode/wire"
-	"netmon/app/audit"
 	"netmon/app/errs"
 	"netmon/app/fleet/intake"
 	"netmon/app/secret"
@@ -147,8 +146,8 @@ func (s *Service) enroll(ctx context.Context, enrollSecret string, ip netip.Addr
 		if old != 0 {
 			detail += fmt.Sprintf("; replaced agent %d of the same machine", old)
 		}
-		actor := audit.Actor{Username: "agent:" + a.Name, ActorType: "token"}
-		_, err = tx.AppendAudit(ctx, audit.Event(ctx, actor, audit.ActionEnrollTokenUsed, fmt.Sprintf("agent:%d:%s", id, a.Name), audit.ResultOK, detail, nil,
+		actor := store.AuditActor{Username: "agent:" + a.Name, ActorType: "token"}
+		_, err = tx.AppendAudit(ctx, s.auditor.Event(ctx, actor, ActionEnrollTokenUsed, fmt.Sprintf("agent:%d:%s", id, a.Name), ResultOK, detail, nil,
 			map[string]any{"agent_id": id, "name": a.Name, "site": a.Site, "os": a.OS, "arch": a.Arch, "version": a.Version, "enroll_token_id": a.EnrollTokenID}))
 		return err
 	})

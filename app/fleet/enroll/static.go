@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"netmon/app/audit"
 	"netmon/app/secret"
 	"netmon/store"
 )
@@ -54,8 +53,8 @@ func LoadStaticToken(ctx context.Context, db StaticStore, v Sealer) (token strin
 
 // RotateStaticToken replaces the kept static token with a new one and
 // records who did it; a running hub takes it at its next start.
-func RotateStaticToken(ctx context.Context, db StaticStore, v Sealer, by audit.Actor) (string, error) {
-	ev := audit.Event(ctx, by, audit.ActionStaticTokenRotate, "enroll_token:static", audit.ResultOK, "", nil, nil)
+func RotateStaticToken(ctx context.Context, db StaticStore, v Sealer, auditor Auditor, by store.AuditActor) (string, error) {
+	ev := auditor.Event(ctx, by, ActionStaticTokenRotate, "enroll_token:static", ResultOK, "", nil, nil)
 	return putStaticToken(ctx, db, v, &ev)
 }
 

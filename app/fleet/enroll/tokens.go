@@ -4,10 +4,12 @@
 // the client certificates the hub's CA signs at the hello and on renewal.
 //
 // It is its own package because it guards the fleet's one door: every
-// refusal is throttled per address and audited, and it changes the
-// intake's memory only through the small Roster interface. It imports the
-// store for its entity types, the wire protocol, app/audit for the
-// records and the errs and secret leaves; app/fleet composes it.
+// refusal counts against the address in the throttle, every enrollment is
+// audited, and it changes the intake's memory only through the small
+// Roster interface. It imports the store for its entity types, the wire
+// protocol, the errs and secret leaves, and the intake for the agent
+// token's prefix; audit records are built by the Auditor it is handed.
+// app/fleet composes it.
 package enroll
 
 import (
@@ -18,7 +20,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"netmon/app/audit"
 	"netmon/app/errs"
 	"netmon/app/secret"
 	"netmon/store"
@@ -90,7 +91,7 @@ func (s *Service) itemOf(k store.EnrollToken) EnrollTokenItem {
 
 // CreateEnrollToken makes an enroll token and returns its secret once.
 // A site-bound caller (callerSite != "") makes tokens of its site only.
-func (s *Service) CreateEnrollToken(ctx context.Context, by audit.Actor, callerSite string, req EnrollTokenCreate) (EnrollTokenCreated, error) {
+func (s *Service) CreateEnrollToken(ctx context.Context, by store.AuditActor, callerSite string, req EnrollTokenCreate) (EnrollTokenCreated, error) {
 	name := strings.TrimSpace(req.Name)
 	if name == "" || utf8.RuneCountInString(name) > 64 {
 		return EnrollTokenCreated{}, invalid("name", "name must be 1-64 characters")
@@ -140,7 +141,7 @@ func (s *Service) CreateEnrollToken(ctx context.Context, by audit.Actor, callerS
 			return err
 		}
 		k.ID = id
-		_, err = tx.AppendAudit(ctx, audit.Event(ctx, by, audit.ActionEnrollTokenCreate, enrollTarget(k), audit.ResultOK, "", nil, s.itemOf(k)))
+		_, err = tx.AppendAudit(ctx, s.auditor.Event(ctx, by, ActionEnrollTokenCreate, enrollTarget(k), ResultOK, "", nil, s.itemOf(k)))
 		return err
 	})
 	if err != nil {
@@ -205,7 +206,7 @@ func (s *Service) ListEnrollTokens(ctx context.Context, site string) ([]EnrollTo
 
 // RevokeEnrollToken revokes token id: the next hello with it is refused.
 // A site-bound caller (callerSite != "") sees only its site's tokens.
-func (s *Service) RevokeEnrollToken(ctx context.Context, by audit.Actor, callerSite string, id int64) (EnrollTokenItem, error) {
+func (s *Service) RevokeEnrollToken(ctx context.Context, by store.AuditActor, callerSite string, id int64) (EnrollTokenItem, error) {
 	var item EnrollTokenItem
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		k, err := tx.RevokeEnrollToken(ctx, id, s.cfg.Now().Unix())
@@ -220,7 +221,7 @@ func (s *Service) RevokeEnrollToken(ctx context.Context, by audit.Actor, callerS
 			k.RevokedAt = s.cfg.Now().Unix()
 		}
 		item = s.itemOf(k)
-		_, err = tx.AppendAudit(ctx, audit.Event(ctx, by, audit.ActionEnrollTokenRevoke, enrollTarget(k), audit.ResultOK, "", before, item))
+		_, err = tx.AppendAudit(ctx, s.auditor.Event(ctx, by, ActionEnrollTokenRevoke, enrollTarget(k), ResultOK, "", before, item))
 		return err
 	})
 	if err != nil {

@@ -60,10 +60,10 @@ type Authority struct {
 	log *slog.Logger
 	cfg Config
 
-	ca          *x509.Certificate
-	caKey       crypto.Signer
-	caPEM       string
-	caPool      *x509.CertPool
+	ca     *x509.Certificate
+	caKey  crypto.Signer
+	caPEM  string
+	caPool *x509.CertPool
 
 	// dns and ips are cfg.Hosts split for the server certificate.
 	dns []string
