@@ -50,12 +50,12 @@ func (s *Service) Hello(ctx context.Context, secret string, ip netip.Addr, h wir
 	return s.enroll.Hello(ctx, secret, ip, h)
 }
 
-// Authenticate resolves an agent route's caller (intake.Intake.Authenticate).
+// Authenticate resolves an agent route's caller (intake.Service.Authenticate).
 func (s *Service) Authenticate(ctx context.Context, bearer string, certAgent int64) (AgentRef, error) {
 	return s.intake.Authenticate(ctx, bearer, certAgent)
 }
 
-// Telemetry takes one batch (intake.Intake.Telemetry).
+// Telemetry takes one batch (intake.Service.Telemetry).
 func (s *Service) Telemetry(ctx context.Context, agent AgentRef, ip netip.Addr, t Batch) (wire.TelemetryResponse, error) {
 	return s.intake.Telemetry(ctx, agent, ip, t)
 }

@@ -101,7 +101,7 @@ type Service struct {
 	log    *slog.Logger
 	cfg    Config
 	enroll *enroll.Service
-	intake *intake.Intake
+	intake *intake.Service
 	agents *agents.Service
 }
 

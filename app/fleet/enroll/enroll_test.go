@@ -60,7 +60,7 @@ func TestHello(t *testing.T) {
 			secret   string
 			hello    wire.Hello
 			blocked  bool
-			early    bool // refused before the throttle is asked
+			early    bool      // refused before the throttle is asked
 			wantKind errs.Kind // Internal: accepted
 			wantFail bool      // counted as a failure by the throttle
 		}{

@@ -62,8 +62,8 @@ type AgentRef struct {
 // to no enrolled agent.
 var ErrUnknownAgent = errs.Unauthorizedf("unknown agent: the token or certificate does not belong to an enrolled agent (re-enroll with an enroll token)")
 
-// Intake authenticates agents and takes their telemetry.
-type Intake struct {
+// Service authenticates agents and takes their telemetry.
+type Service struct {
 	log  *slog.Logger
 	cfg  Config
 	db   Store
@@ -77,23 +77,23 @@ type Intake struct {
 }
 
 // New returns the intake; it does no I/O (Warm loads the agents).
-func New(log *slog.Logger, cfg Config, db Store, sink record.Sink) *Intake {
+func New(log *slog.Logger, cfg Config, db Store, sink record.Sink) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Intake{log: log, cfg: cfg, db: db, sink: sink, m: newMetrics(),
+	return &Service{log: log, cfg: cfg, db: db, sink: sink, m: newMetrics(),
 		agents: map[int64]*agentState{}, tokens: map[string]cachedAgent{}, tokenOf: map[int64]string{}}
 }
 
 // Collectors returns the intake's metrics, for the fleet to register.
-func (in *Intake) Collectors() []prometheus.Collector { return in.m.collectors() }
+func (in *Service) Collectors() []prometheus.Collector { return in.m.collectors() }
 
 // Warm loads every enrolled agent's token and last batch before the hub
 // listens: after a restart a whole fleet's next batches would otherwise
 // each resolve their token in the database within one interval (100 000
 // agents: 3 300 extra queries a second for 30 s). One query instead; a
 // failure only logs, the lookups then happen on demand.
-func (in *Intake) Warm(ctx context.Context) {
+func (in *Service) Warm(ctx context.Context) {
 	start := time.Now()
 	as, err := in.db.ListAgents(ctx, "")
 	if err != nil {
@@ -113,7 +113,7 @@ func (in *Intake) Warm(ctx context.Context) {
 // (0: none). The agent's first batch follows within an interval:
 // resolving its token from the database then would cost a query per
 // agent (a fifth of the intake's CPU while a fleet rolls out).
-func (in *Intake) Enrolled(a store.Agent, replaced int64) {
+func (in *Service) Enrolled(a store.Agent, replaced int64) {
 	in.Forget(replaced)
 	in.remember(a)
 	in.cacheToken(a.TokenHash, a)
@@ -124,7 +124,7 @@ func (in *Intake) Enrolled(a store.Agent, replaced int64) {
 // the TLS handshake (certAgent, 0 when none). Both count the same; when
 // both are given they must name the same agent. A deleted agent resolves
 // to nothing, so its token and certificate stop working at once.
-func (in *Intake) Authenticate(ctx context.Context, bearer string, certAgent int64) (AgentRef, error) {
+func (in *Service) Authenticate(ctx context.Context, bearer string, certAgent int64) (AgentRef, error) {
 	var a store.Agent
 	var err error
 	switch {
@@ -178,7 +178,7 @@ type cachedAgent struct {
 
 // cachedToken returns the agent a token hash resolved to recently. The
 // lookup it saves was a fifth of the cost of a telemetry batch.
-func (in *Intake) cachedToken(hash string) (AgentRef, bool) {
+func (in *Service) cachedToken(hash string) (AgentRef, bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	c, ok := in.tokens[hash]
@@ -191,7 +191,7 @@ func (in *Intake) cachedToken(hash string) (AgentRef, bool) {
 	return c.ref, true
 }
 
-func (in *Intake) cacheToken(hash string, a store.Agent) {
+func (in *Service) cacheToken(hash string, a store.Agent) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.tokens[hash] = cachedAgent{ref: AgentRef{ID: a.ID, Name: a.Name, Site: a.Site}, until: in.cfg.Now().Add(tokenTTL)}
@@ -210,7 +210,7 @@ type agentState struct {
 // remember loads an agent's state from its row the first time the intake
 // sees it after a start, so rates and duplicate detection continue across
 // hub restarts.
-func (in *Intake) remember(a store.Agent) {
+func (in *Service) remember(a store.Agent) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if _, ok := in.agents[a.ID]; ok {
@@ -228,7 +228,7 @@ func (in *Intake) remember(a store.Agent) {
 
 // Forget drops the state of a deleted or replaced agent (0: none), so its
 // token stops resolving from memory.
-func (in *Intake) Forget(id int64) {
+func (in *Service) Forget(id int64) {
 	if id == 0 {
 		return
 	}
@@ -253,7 +253,7 @@ const (
 // seq was already taken is acknowledged and ignored, rates are computed
 // from the previous batch's counters, and the result is queued for the
 // store. A full queue is Unavailable, and the agent keeps the batch.
-func (in *Intake) Telemetry(ctx context.Context, agent AgentRef, ip netip.Addr, t Batch) (wire.TelemetryResponse, error) {
+func (in *Service) Telemetry(ctx context.Context, agent AgentRef, ip netip.Addr, t Batch) (wire.TelemetryResponse, error) {
 	resp := wire.TelemetryResponse{OK: true, Interval: int(in.cfg.Interval / time.Second)}
 	if len(t.Interfaces) > maxInterfaces || t.Connections.Len() > maxConnections {
 		in.m.batches.WithLabelValues("invalid").Inc()
