@@ -18,8 +18,8 @@ func TestMetrics(t *testing.T) {
 	if err := reg.Register(c.Collector()); err != nil {
 		t.Fatalf("register: %v", err)
 	}
-	if n := testutil.CollectAndCount(c.Collector()); n != 8 {
-		t.Errorf("before any capture: %d series, want 8 (all zero)", n)
+	if n := testutil.CollectAndCount(c.Collector()); n != 9 {
+		t.Errorf("before any capture: %d series, want 9 (all zero)", n)
 	}
 	e, _ := replayFile(t, "corrupt.pcap")
 	c.mu.Lock()
