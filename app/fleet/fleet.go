@@ -68,9 +68,9 @@ type Store interface {
 	agents.Store
 }
 
-// Deps are the fleet's collaborators. Only DB is always needed; a caller
-// passes what the methods it calls use (the admin CLI, which manages
-// enroll tokens, passes DB alone).
+// Deps are the fleet's collaborators. DB and Auditor are always needed;
+// the others only by the methods that use them, so a caller passes what
+// it calls.
 type Deps struct {
 	// DB is the database (*store.DB).
 	DB Store
@@ -80,9 +80,9 @@ type Deps struct {
 	// Sink takes telemetry (the ingest queue); Telemetry needs it.
 	Sink record.Sink
 	// Limiter throttles failed enrollments per address; Hello needs it.
-	Limiter enroll.Limiter
+	Limiter Limiter
 	// CA signs client certificates (*pki.Authority); nil when TLS is off.
-	CA enroll.CA
+	CA CA
 	// Registry registers the metrics; nil registers none.
 	Registry prometheus.Registerer
 }
@@ -118,11 +118,11 @@ func New(log *slog.Logger, cfg Config, deps Deps) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	in := intake.New(log, intake.Config{Interval: cfg.Interval, Now: cfg.Now}, deps.DB, deps.Sink)
+	in := intake.New(log.With("job", "intake"), intake.Config{Interval: cfg.Interval, Now: cfg.Now}, deps.DB, deps.Sink)
 	s := &Service{log: log, cfg: cfg, intake: in,
-		enroll: enroll.New(log, enroll.Config{StaticToken: cfg.StaticToken, MultiSite: cfg.MultiSite, PcapEnabled: cfg.PcapEnabled,
+		enroll: enroll.New(log.With("job", "enroll"), enroll.Config{StaticToken: cfg.StaticToken, MultiSite: cfg.MultiSite, PcapEnabled: cfg.PcapEnabled,
 			Interval: cfg.Interval, Now: cfg.Now}, deps.DB, deps.Auditor, deps.Limiter, deps.CA, in),
-		agents: agents.New(log, agents.Config{Interval: cfg.Interval, ArchiveDays: cfg.ArchiveDays, ArchiveEvery: cfg.ArchiveEvery,
+		agents: agents.New(log.With("job", "agents"), agents.Config{Interval: cfg.Interval, ArchiveDays: cfg.ArchiveDays, ArchiveEvery: cfg.ArchiveEvery,
 			Archive: cfg.Archive, Now: cfg.Now}, deps.DB, deps.Auditor, in),
 	}
 	s.register(deps.Registry)

@@ -318,20 +318,31 @@ func TestTelemetryRates(t *testing.T) {
 			} `json:"agent"`
 			Connections []wire.Connection `json:"connections"`
 		}
-		eventually(t, "batch 6", func() bool {
-			admin.call("GET", fmt.Sprintf("/api/v1/agents/%d", a.AgentID), nil).must(t, 200).decode(t, &d)
-			return d.Agent.LastSeen >= now-1
-		})
+		// Wait for batch 6 itself: batch 5's ts was already now, so the
+		// agent's last_seen alone does not tell that 6 is stored (on
+		// PostgreSQL the queue's writers run in parallel).
+		stored := func(seq uint64) func() bool {
+			return func() bool {
+				seqs, _ := storetest.AgentSeqs(context.Background(), h.db, a.AgentID)
+				return len(seqs) > 0 && seqs[len(seqs)-1] == seq
+			}
+		}
+		eventually(t, "batch 6", stored(6))
+		admin.call("GET", fmt.Sprintf("/api/v1/agents/%d", a.AgentID), nil).must(t, 200).decode(t, &d)
+		if d.Agent.LastSeen < now-1 {
+			t.Errorf("last_seen %d after a batch from 1970, want the receive time (about %d)", d.Agent.LastSeen, now)
+		}
 		if !d.Agent.Online || d.Agent.Conns != 0 || len(d.Connections) != 0 || d.Agent.AttrMethod != "off" || len(d.Agent.Rates) != 2 {
 			t.Errorf("detail after batch 6: %+v", d)
 		}
 		// Connections are replaced by each batch, and hostile text
 		// round-trips byte for byte (the console escapes it).
 		telemetry(t, h, a.AgentToken, batch(7, now+1, 600, 800, hostile)).must(t, 200)
-		eventually(t, "batch 7", func() bool {
-			admin.call("GET", fmt.Sprintf("/api/v1/agents/%d", a.AgentID), nil).must(t, 200).decode(t, &d)
-			return len(d.Connections) == 1
-		})
+		eventually(t, "batch 7", stored(7))
+		admin.call("GET", fmt.Sprintf("/api/v1/agents/%d", a.AgentID), nil).must(t, 200).decode(t, &d)
+		if len(d.Connections) != 1 {
+			t.Fatalf("connections after batch 7: %+v", d.Connections)
+		}
 		if d.Connections[0] != hostile {
 			t.Errorf("connection %+v, want %+v", d.Connections[0], hostile)
 		}
