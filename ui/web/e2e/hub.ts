@@ -54,6 +54,8 @@ export interface Hub {
   dir: string
   recordDir: string
   log: () => string
+  /** stops the hub gracefully and starts it again on the same database and port */
+  restart: () => Promise<void>
   stop: () => Promise<void>
 }
 
@@ -79,30 +81,47 @@ export async function startHub(opts: { password?: string; extraArgs?: string[] }
     ...(opts.extraArgs ?? []),
   ]
   let out = ''
-  const child: ChildProcess = spawn(bin, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
-  child.stdout?.on('data', (b: Buffer) => (out += b.toString()))
-  child.stderr?.on('data', (b: Buffer) => (out += b.toString()))
+  let child: ChildProcess
   let exited = false
-  child.on('exit', () => (exited = true))
   const url = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    if (exited) throw new Error(`hub exited at start:\n${out}`)
-    try {
-      const r = await fetch(`${url}/readyz`)
-      if (r.ok) break
-    } catch {
-      /* not listening yet */
+  // spawn starts the hub on this directory and port and waits for /readyz.
+  const spawnHub = async (): Promise<void> => {
+    exited = false
+    const c = spawn(bin, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
+    child = c
+    c.stdout?.on('data', (b: Buffer) => (out += b.toString()))
+    c.stderr?.on('data', (b: Buffer) => (out += b.toString()))
+    c.on('exit', () => {
+      if (child === c) exited = true
+    })
+    const deadline = Date.now() + 30_000
+    for (;;) {
+      if (exited) throw new Error(`hub exited at start:\n${out}`)
+      try {
+        const r = await fetch(`${url}/readyz`)
+        if (r.ok) break
+      } catch {
+        /* not listening yet */
+      }
+      if (Date.now() > deadline) {
+        c.kill('SIGKILL')
+        throw new Error(`hub not ready in 30 s:\n${out}`)
+      }
+      await sleep(100)
     }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL')
-      throw new Error(`hub not ready in 30 s:\n${out}`)
-    }
-    await sleep(100)
   }
+  // halt stops the hub gracefully (SIGTERM), SIGKILL after 15 s.
+  const halt = async (): Promise<void> => {
+    if (exited) return
+    const gone = new Promise<void>((ok) => child.once('exit', () => ok()))
+    child.kill('SIGTERM')
+    await Promise.race([gone, sleep(15_000)])
+    if (!exited) child.kill('SIGKILL')
+  }
+  await spawnHub()
   const shell = await (await fetch(`${url}/`)).text()
   if (!shell.includes('<div id="app">')) {
-    child.kill('SIGTERM')
+    await halt()
     throw new Error('the hub serves the placeholder page: build the console (make ui) before bin/netmon')
   }
   return {
@@ -113,13 +132,12 @@ export async function startHub(opts: { password?: string; extraArgs?: string[] }
     dir,
     recordDir,
     log: () => out,
+    restart: async () => {
+      await halt()
+      await spawnHub()
+    },
     stop: async () => {
-      if (!exited) {
-        const gone = new Promise<void>((ok) => child.once('exit', () => ok()))
-        child.kill('SIGTERM')
-        await Promise.race([gone, sleep(15_000)])
-        if (!exited) child.kill('SIGKILL')
-      }
+      await halt()
       rmSync(dir, { recursive: true, force: true })
     },
   }

@@ -3,6 +3,7 @@ import { createPinia } from 'pinia'
 import App from './App.vue'
 import { makeRouter } from './router'
 import { setUnauthorizedHandler } from './api/client'
+import { chunkFailed, isChunkLoadError } from './lib/chunks'
 import { useSession } from './stores/session'
 import { useTheme } from './stores/theme'
 import './styles/base.css'
@@ -22,6 +23,16 @@ setUnauthorizedHandler(() => {
   session.expire()
   const here = router.currentRoute.value
   if (here.name !== 'login') void router.push({ name: 'login', query: { next: here.fullPath, expired: '1' } })
+})
+
+// A chunk of an older build (the hub was upgraded) or a dropped network:
+// offer a reload into the page the person was opening.
+router.onError((err, to) => {
+  if (isChunkLoadError(err)) chunkFailed(to.fullPath)
+})
+window.addEventListener('vite:preloadError', (ev) => {
+  ev.preventDefault()
+  chunkFailed(router.currentRoute.value.fullPath)
 })
 
 app.mount('#app')
