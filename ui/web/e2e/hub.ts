@@ -56,6 +56,10 @@ export interface Hub {
   log: () => string
   /** stops the hub gracefully and starts it again on the same database and port */
   restart: () => Promise<void>
+  /** stops the hub gracefully, keeping its directory for resume */
+  pause: () => Promise<void>
+  /** starts a paused hub again on the same database and port */
+  resume: () => Promise<void>
   stop: () => Promise<void>
 }
 
@@ -136,6 +140,8 @@ export async function startHub(opts: { password?: string; extraArgs?: string[] }
       await halt()
       await spawnHub()
     },
+    pause: halt,
+    resume: spawnHub,
     stop: async () => {
       await halt()
       rmSync(dir, { recursive: true, force: true })

@@ -30,8 +30,10 @@ setUnauthorizedHandler(() => {
 router.onError((err, to) => {
   if (isChunkLoadError(err)) chunkFailed(to.fullPath)
 })
-window.addEventListener('vite:preloadError', (ev) => {
-  ev.preventDefault()
+// Vite reports the failure first (vite:preloadError); the event is left
+// to run its course so the import still rejects and the router's onError
+// above replaces the target with the page being opened.
+window.addEventListener('vite:preloadError', () => {
   chunkFailed(router.currentRoute.value.fullPath)
 })
 
