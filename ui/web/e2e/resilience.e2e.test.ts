@@ -50,6 +50,15 @@ describe('delivery', () => {
     const missing = await fetch(`${hub.url}/assets/FlowsView-0000.js`)
     expect(missing.status).toBe(404)
     expect(missing.headers.get('content-type')).not.toContain('text/html')
+    // JSON from the API is gzip-compressed on the fly (app/api/compress.go).
+    const apiResp = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/openapi.json')
+    await page.evaluate(() => fetch('/api/openapi.json').then((r) => r.text()))
+    const api = await apiResp
+    expect(api.headers()['content-encoding']).toBe('gzip')
+    const apiWire = (await api.request().sizes()).responseBodySize
+    const apiRaw = (await api.body()).length
+    console.log(`/api/openapi.json: ${apiRaw} bytes of JSON, ${apiWire} on the wire`)
+    expect(apiWire).toBeLessThan(apiRaw / 4)
     const gz = await fetch(`${hub.url}${new URL(scripts[0].url()).pathname}`, { headers: { 'Accept-Encoding': 'gzip' } })
     expect(gz.headers.get('content-encoding')).toBe('gzip')
     await ctx.close()
