@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, test, vi } from 'vitest'
 import { createPinia, setActivePinia } from 'pinia'
-import { useSession } from '../src/stores/session'
+import { RBAC_KEY, useSession } from '../src/stores/session'
 import { CLOSE_SESSION_ENDED, setSocketFactory, useLive } from '../src/stores/live'
 import { setUnauthorizedHandler } from '../src/api/client'
 import { useTheme } from '../src/stores/theme'
@@ -117,10 +117,15 @@ describe('session store', () => {
     expect(s.exposed).toBe(true)
   })
 
-  test('the legacy password refused under RBAC says so', async () => {
-    mockFetch({ 'POST /api/login': () => jsonResponse(401, { error: 'the legacy password is disabled: RBAC is enabled, sign in with a username' }) })
+  test('the bootstrap password refused under RBAC says so, not "wrong password", and is remembered', async () => {
+    localStorage.removeItem(RBAC_KEY)
+    // the hub's ErrLegacyDisabled text (app/auth/errors.go)
+    mockFetch({ 'POST /api/login': () => jsonResponse(401, { error: 'RBAC is enabled: the legacy password is disabled while an enabled admin user exists; sign in with a username and password' }) })
     const r = await useSession().login('', 'x')
-    expect(r.message).toContain('RBAC is enabled')
+    expect(r).toEqual({ ok: false, legacyDisabled: true, message: 'The bootstrap password is disabled because RBAC users exist. Sign in with your username and password.' })
+    expect(r.message).not.toMatch(/wrong/i)
+    expect(localStorage.getItem(RBAC_KEY)).toBe('1')
+    localStorage.removeItem(RBAC_KEY)
   })
 
   test('logout ends the session even when the call fails', async () => {
