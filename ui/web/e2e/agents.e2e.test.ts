@@ -286,7 +286,12 @@ describe('fleet pages', () => {
     const rText = (await r.textContent()) ?? ''
     expect(rText).toContain('branch-1')
     expect(rText).toContain('0 / 10')
-    expect(rText).toMatch(/in (6|7) d/)
+    // tables show absolute times (24-hour clock), the relative one on hover
+    const expires = new Date(tok.expires_at * 1000)
+    const pad = (n: number) => String(n).padStart(2, '0')
+    expect(rText).toContain(`${expires.getFullYear()}-${pad(expires.getMonth() + 1)}-${pad(expires.getDate())} ${pad(expires.getHours())}:${pad(expires.getMinutes())}`)
+    const titles = await r.locator('time').evaluateAll((ts) => ts.map((t) => t.getAttribute('title') ?? ''))
+    expect(titles.some((t) => /^in (6|7) d/.test(t))).toBe(true)
     expect(rText).toContain('by admin')
     expect(rText).toContain('any')
 

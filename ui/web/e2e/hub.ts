@@ -68,10 +68,10 @@ export async function startHub(opts: { password?: string; extraArgs?: string[] }
   const dir = mkdtempSync(join(tmpdir(), 'netmon-e2e-'))
   const recordDir = join(dir, 'captures')
   mkdirSync(recordDir)
-  const port = await freeTcpPort()
-  const syslogPort = await freeUdpPort()
+  let port = await freeTcpPort()
+  let syslogPort = await freeUdpPort()
   const password = opts.password ?? 'e2e-bootstrap-password'
-  const args = [
+  const makeArgs = () => [
     'hub',
     '-port', String(port),
     '-db', join(dir, 'netmon.db'),
@@ -84,10 +84,11 @@ export async function startHub(opts: { password?: string; extraArgs?: string[] }
     '-log-level', 'warn',
     ...(opts.extraArgs ?? []),
   ]
+  let args = makeArgs()
   let out = ''
   let child: ChildProcess
   let exited = false
-  const url = `http://127.0.0.1:${port}`
+  let url = `http://127.0.0.1:${port}`
   // spawn starts the hub on this directory and port and waits for /readyz.
   const spawnHub = async (): Promise<void> => {
     exited = false
@@ -122,7 +123,21 @@ export async function startHub(opts: { password?: string; extraArgs?: string[] }
     await Promise.race([gone, sleep(15_000)])
     if (!exited) child.kill('SIGKILL')
   }
-  await spawnHub()
+  // A port found free can be taken by another process before the hub
+  // binds it (other suites run on this machine): pick new ports and retry.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await spawnHub()
+      break
+    } catch (e) {
+      if (attempt >= 3 || !/address already in use/.test(String(e))) throw e
+      port = await freeTcpPort()
+      syslogPort = await freeUdpPort()
+      url = `http://127.0.0.1:${port}`
+      args = makeArgs()
+      out = ''
+    }
+  }
   const shell = await (await fetch(`${url}/`)).text()
   if (!shell.includes('<div id="app">')) {
     await halt()

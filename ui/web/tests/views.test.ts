@@ -25,7 +25,13 @@ const ChartStub = defineComponent({
 })
 
 function router() {
-  return createRouter({ history: createMemoryHistory(), routes: [{ path: '/:p(.*)*', component: { template: '<div/>' } }] })
+  return createRouter({
+    history: createMemoryHistory(),
+    routes: [
+      { path: '/hosts/:ip', name: 'host', component: { template: '<div/>' } },
+      { path: '/:p(.*)*', component: { template: '<div/>' } },
+    ],
+  })
 }
 
 async function detailRouter(id: number) {
