@@ -203,7 +203,7 @@ export async function newWatchedContext(browser: Browser, colorScheme: 'light' |
     watch.dialogs.push(`${d.type()}: ${d.message()}`)
     void d.dismiss()
   })
-  page.on('pageerror', (e) => watch.pageErrors.push(String(e)))
+  page.on('pageerror', (e) => watch.pageErrors.push(process.env.E2E_STACKS ? `${String(e)}\n${e.stack ?? ''}` : String(e)))
   page.on('console', (m) => {
     if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) watch.cspViolations.push(m.text())
   })
