@@ -120,8 +120,8 @@ describe('resilience', () => {
     // A first tick: figures to grey.
     await expect.poll(() => page.getByTestId('live-stats').getAttribute('data-ticked'), { timeout: 10_000 }).toBe('true')
     await expect.poll(() => page.getByTestId('live-stats').getAttribute('data-stale')).toBe('false')
-    // The hub drains for up to 10 s before it closes the feed (app/hub
-    // DrainTimeout): the figures grey once the socket is gone.
+    // The hub goes away (stopped, kept stopped until resume): the socket
+    // drops and the figures grey with their age.
     await hub.pause()
     await expect.poll(() => page.getByTestId('live-stats').getAttribute('data-stale'), { timeout: 10_000 }).toBe('true')
     await expect.poll(() => page.getByTestId('stale-note').count()).toBe(1)
