@@ -266,6 +266,26 @@ describe('console', () => {
     await expect.poll(() => page.getByRole('heading', { name: /Traffic, last 24h/ }).count()).toBe(1)
   })
 
+  test('on a phone (390 px) Live, History and a host page fit the width', async () => {
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, storageState: await ctx.storageState() })
+    try {
+      const p = await phone.newPage()
+      for (const [name, path] of [
+        ['phone-live', '/live'],
+        ['phone-history', '/history'],
+        ['phone-host', '/hosts/127.0.0.5'],
+      ]) {
+        await p.goto(`${hub.url}${path}`)
+        await p.waitForLoadState('networkidle').catch(() => undefined)
+        await sleep(1000)
+        expect(await p.evaluate(() => document.documentElement.scrollWidth), name).toBeLessThanOrEqual(390)
+        await screenshot(p, name)
+      }
+    } finally {
+      await phone.close()
+    }
+  })
+
   test('no dialog, CSP violation or page error happened', async () => {
     traffic = false
     expect(watch.dialogs).toEqual([])
