@@ -12,7 +12,7 @@ import (
 // access log at a disabled level, headers) plus the JSON handler, in
 // process: the per-request cost the hub adds on top of net/http.
 func BenchmarkHealthz(b *testing.B) {
-	s, err := New(slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})), DefaultConfig(), Deps{DB: &fakePinger{}})
+	s, err := New(slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})), DefaultConfig(), Deps{DB: &fakePinger{}, Auth: openAccounts{}})
 	if err != nil {
 		b.Fatal(err)
 	}
