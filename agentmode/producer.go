@@ -1,8 +1,10 @@
 package agentmode
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"slices"
 
 	"netmon/agentmode/spool"
 	"netmon/agentmode/state"
@@ -71,10 +73,20 @@ func (a *Agent) produce(ctx context.Context) {
 	}
 }
 
-// fit keeps a batch under the hub's body limit (413 beyond it) by
-// truncating the connection inventory, which is the only part that grows
-// with the host's load.
+// fit keeps a batch within the hub's limits (413 beyond them) by trimming
+// the connection inventory, the only part that grows with the host's
+// load: first to wire.MaxConnections entries, keeping the live sockets
+// (listening and established) before those winding down, then by halves
+// while the body is over wire.MaxTelemetryBytes.
 func (a *Agent) fit(b *wire.Telemetry) {
+	if n := len(b.Connections); n > wire.MaxConnections {
+		slices.SortStableFunc(b.Connections, func(x, y wire.Connection) int {
+			return cmp.Compare(connRank(x.Status), connRank(y.Status))
+		})
+		b.Connections = b.Connections[:wire.MaxConnections]
+		a.log.Warn("more sockets than a batch carries: connection list truncated",
+			"connections", n, "connections_kept", wire.MaxConnections)
+	}
 	// Room for the dropped count the sender sets later.
 	const limit = wire.MaxTelemetryBytes - 1024
 	for {
@@ -87,6 +99,18 @@ func (a *Agent) fit(b *wire.Telemetry) {
 			"bytes", len(raw), "limit", limit, "connections_kept", keep)
 		b.Connections = b.Connections[:keep]
 	}
+}
+
+// connRank orders sockets by what an operator looks for first: listening
+// and established ones, then the rest, then those winding down.
+func connRank(status string) int {
+	switch status {
+	case "LISTEN", "ESTABLISHED":
+		return 0
+	case "TIME_WAIT", "CLOSE_WAIT", "FIN_WAIT1", "FIN_WAIT2", "LAST_ACK", "CLOSING", "CLOSE":
+		return 2
+	}
+	return 1
 }
 
 // addDropped adds n discarded batches to the count that the next sent

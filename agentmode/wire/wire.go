@@ -30,6 +30,15 @@ const (
 	MaxTelemetryBytes = 4 << 20
 )
 
+// Count limits of one telemetry batch the hub enforces (413 beyond them).
+// The agent trims its connection inventory to MaxConnections before it
+// sends: a host with more sockets (a busy server, tens of thousands of
+// TIME_WAIT) must still report, not have every batch refused.
+const (
+	MaxInterfaces  = 512
+	MaxConnections = 20000
+)
+
 // DefaultIntervalSeconds is the hub's default telemetry interval.
 const DefaultIntervalSeconds = 30
 

@@ -244,8 +244,8 @@ func (in *Service) Forget(id int64) {
 // Limits of one batch; the body limit (wire.MaxTelemetryBytes) bounds the
 // rest.
 const (
-	maxInterfaces  = 512
-	maxConnections = 20000
+	maxInterfaces  = wire.MaxInterfaces
+	maxConnections = wire.MaxConnections
 	maxTextField   = 256
 )
 
