@@ -5,13 +5,14 @@
 //
 // It is a leaf: it imports only the standard library, keeps no state
 // between calls (a StreamPrefix is state its caller owns) and never panics
-// on hostile input. Every parser is fuzzed
-// (see the Fuzz targets beside each file).
+// on hostile input. Every parser is fuzzed (see the Fuzz targets beside
+// each file).
 //
-// The parsers do not escape or filter text: a DNS label may carry any byte
-// (control bytes, '<', '.', invalid UTF-8) and is returned exactly as sent,
-// apart from ASCII case folding. Whoever renders a name (JSON, HTML, CSV)
-// escapes it there.
+// The parsers do not escape text: a DNS label may carry any byte (control
+// bytes, '<', '.', invalid UTF-8) and is returned exactly as sent, apart
+// from ASCII case folding. SNI and Host names are refused unless they are
+// printable ASCII, but may still hold '<' or quotes. Whoever renders a
+// name (JSON, HTML, CSV) escapes it there.
 package decode
 
 import (

@@ -54,7 +54,7 @@ func buildHello(exts []byte) []byte {
 	body = append(body, 0)                   // session id
 	body = append(body, 0, 2, 0x13, 0x01)    // one cipher suite
 	body = append(body, 1, 0)                // null compression
-	if exts != nil { // nil: a hello without an extensions block
+	if exts != nil {                         // nil: a hello without an extensions block
 		body = binary.BigEndian.AppendUint16(body, uint16(len(exts)))
 		body = append(body, exts...)
 	}
