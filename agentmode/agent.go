@@ -45,6 +45,13 @@ type Source interface {
 	Collect(ctx context.Context) wire.Telemetry
 }
 
+// policySource is a Source that runs deep collection: it takes the hub's
+// policy and has a backend to stop (collect.Collector).
+type policySource interface {
+	SetHubPolicy(enabled bool)
+	Stop() error
+}
+
 // Agent is one running agent.
 type Agent struct {
 	log *slog.Logger
@@ -134,6 +141,9 @@ func (a *Agent) Start(ctx context.Context) error {
 	if !st.Enrolled() && a.cfg.EnrollToken == "" {
 		return fmt.Errorf("%w (state file %s holds no identity yet)", errNoEnrollToken, a.cfg.StatePath)
 	}
+	if ps, ok := a.source.(policySource); ok {
+		ps.SetHubPolicy(!st.PcapDisabled)
+	}
 	a.interval.Store(int64(wire.DefaultIntervalSeconds))
 	if st.IntervalSeconds > 0 {
 		a.interval.Store(int64(st.IntervalSeconds))
@@ -204,6 +214,11 @@ func (a *Agent) Stop() error {
 	}
 	a.cancel()
 	a.wg.Wait()
+	if ps, ok := a.source.(policySource); ok {
+		if err := ps.Stop(); err != nil {
+			a.log.Warn("deep collection did not stop cleanly", "err", err)
+		}
+	}
 	err := a.spill()
 	if cerr := a.queue.Close(); err == nil {
 		err = cerr
@@ -239,6 +254,21 @@ func (a *Agent) adoptInterval(sec int) {
 	default:
 	}
 	if err := a.store.Update(func(s *state.State) { s.IntervalSeconds = sec }); err != nil {
+		a.log.Error("cannot save the state file", "err", err)
+	}
+}
+
+// adoptPcapPolicy takes the hub's deep-collection policy (hello or
+// telemetry answer): the collector applies it at the next batch, the state
+// file keeps it for a restart.
+func (a *Agent) adoptPcapPolicy(enabled bool) {
+	if ps, ok := a.source.(policySource); ok {
+		ps.SetHubPolicy(enabled)
+	}
+	if a.store.Get().PcapDisabled == !enabled {
+		return
+	}
+	if err := a.store.Update(func(s *state.State) { s.PcapDisabled = !enabled }); err != nil {
 		a.log.Error("cannot save the state file", "err", err)
 	}
 }

@@ -72,20 +72,32 @@ func (a *Agent) produce(ctx context.Context) {
 }
 
 // fit keeps a batch under the hub's body limit (413 beyond it) by
-// truncating the connection inventory, which is the only part that grows
-// with the host's load.
+// truncating the connection inventory, which grows with the host's load,
+// and then the deep-collection sections (kept sorted most traffic first,
+// so the tail cut is the least traffic).
 func (a *Agent) fit(b *wire.Telemetry) {
 	// Room for the dropped count the sender sets later.
 	const limit = wire.MaxTelemetryBytes - 1024
 	for {
 		raw, err := json.Marshal(b)
-		if err != nil || len(raw) <= limit || len(b.Connections) == 0 {
+		if err != nil || len(raw) <= limit {
 			return
 		}
-		keep := len(b.Connections) / 2
-		a.log.Warn("telemetry batch over the hub's size limit: connection list truncated",
-			"bytes", len(raw), "limit", limit, "connections_kept", keep)
-		b.Connections = b.Connections[:keep]
+		switch {
+		case len(b.Connections) > 0:
+			b.Connections = b.Connections[:len(b.Connections)/2]
+		case len(b.DNS) > 0:
+			b.DNS = b.DNS[:len(b.DNS)/2]
+		case len(b.L7) > 0:
+			b.L7 = b.L7[:len(b.L7)/2]
+		case len(b.Processes) > 0:
+			b.Processes = b.Processes[:len(b.Processes)/2]
+		default:
+			return
+		}
+		a.log.Warn("telemetry batch over the hub's size limit: truncated",
+			"bytes", len(raw), "limit", limit, "connections_kept", len(b.Connections),
+			"processes_kept", len(b.Processes), "l7_kept", len(b.L7), "dns_kept", len(b.DNS))
 	}
 }
 
