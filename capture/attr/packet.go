@@ -109,6 +109,9 @@ func parseFrame(link int, frame []byte, wireLen int) (p packet, ok bool) {
 		if plen == 0 { // jumbogram or BIG TCP super-frame
 			plen = wireLen - hdr - 40
 		}
+		if plen < 0 {
+			return p, false
+		}
 		p.IPLen = plen + 40
 		p.Proto = b[6]
 		p.Src = netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[8:24])), 0)
