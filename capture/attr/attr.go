@@ -10,8 +10,16 @@
 //     starts it and returns a Backend or the reason it cannot run).
 //   - etw (Windows): not in this build (etw_windows.go).
 //   - pcap: AF_PACKET on Linux (pcap_linux.go) through capture/source,
-//     snaplen 600, sockets mapped to processes through capture/proc. Not
-//     built for Windows and macOS yet (pcap_others.go says why).
+//     snaplen 600; flows mapped to processes from the socket tables
+//     (sock_diag netlink) and the /proc/<pid>/fd links, read on a cache
+//     miss at most every LookupEvery and incrementally (sockets_linux.go).
+//     Not built for Windows and macOS yet (pcap_others.go says why).
+//
+// What pcap cannot do: tie traffic to a process that exits within a few
+// milliseconds of its first packet (its socket is gone before the lookup;
+// such bytes are reported as "(unattributed)" with their reason). A DNS
+// name asked from such a socket goes to the process that connects to
+// the answer's address within answerWindow, else stays unattributed.
 //
 // Open tries the candidates in order and records each refusal as a
 // precise note ("ebpf: not built yet in this version", "pcap: needs
@@ -20,7 +28,9 @@
 // Where it sits: a producer under capture/, imported by the agent
 // (agentmode/collect). It imports the leaves capture/decode and
 // agentmode/wire (its reports are the wire's section types, so nothing is
-// converted twice) and the producers capture/source and capture/proc.
+// converted twice) and the producer capture/source. It does not use
+// capture/proc's lister (gopsutil), which reads every process's
+// descriptors on each call: too slow to catch short-lived sockets.
 package attr
 
 import "netmon/agentmode/wire"

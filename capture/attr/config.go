@@ -36,7 +36,7 @@ func DefaultConfig() Config {
 		Method:       MethodAuto,
 		Snaplen:      600,
 		SampleWindow: time.Second,
-		LookupEvery:  200 * time.Millisecond,
+		LookupEvery:  50 * time.Millisecond,
 		MaxFlows:     65536,
 		FlowIdle:     2 * time.Minute,
 		MaxRows:      500,

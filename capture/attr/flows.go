@@ -2,6 +2,7 @@ package attr
 
 import (
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,7 +40,7 @@ type owner struct {
 // flow is one socket's traffic since the last report.
 type flow struct {
 	in, out, pin, pout uint64
-	last               time.Time
+	first, last        time.Time
 	owner              owner
 	resolved           bool
 	attempts           uint8
@@ -58,7 +59,19 @@ type dnsCount struct {
 	name      string
 	queries   uint64
 	responses uint64
+	// answers are addresses the answers gave (at most maxAnswers), to
+	// find the asker through the connection that follows when the
+	// query's own socket was gone before it could be looked up.
+	answers    []netip.Addr
+	answeredAt time.Time
 }
+
+// answerWindow is how soon after a DNS answer a connection to one of its
+// addresses counts as made by the process that asked.
+const answerWindow = 2 * time.Second
+
+// maxAnswers bounds dnsCount.answers.
+const maxAnswers = 4
 
 // counter is bytes and packets in both directions.
 type counter struct{ in, out, pin, pout uint64 }
@@ -162,7 +175,7 @@ func (t *table) count(k flowKey, out bool, p packet, now time.Time) {
 			t.addUnattr(wire.ReasonTableFull, out, uint64(p.PayloadLen))
 			return
 		}
-		f = &flow{}
+		f = &flow{first: now}
 		t.flows[k] = f
 		t.pending = append(t.pending, k)
 		select {
@@ -183,7 +196,7 @@ func (t *table) count(k flowKey, out bool, p packet, now time.Time) {
 	case p.Proto == protoTCP && out && !f.l7Done && p.PayloadLen > 0:
 		t.l7(f, p)
 	case p.Proto == protoUDP && len(p.Payload) > 0 && k.remote.Port() == 53:
-		t.dns(f, p, out)
+		t.dns(f, p, out, now)
 	}
 }
 
@@ -234,7 +247,7 @@ func (t *table) endL7(f *flow) {
 
 // dns counts the reportable question names of a query this host sent
 // (out, to port 53) or of an answer it received (from port 53).
-func (t *table) dns(f *flow, p packet, out bool) {
+func (t *table) dns(f *flow, p packet, out bool, now time.Time) {
 	m := &t.dnsMsg
 	if decode.ParseDNS(p.Payload, m) != nil || m.Opcode != 0 || m.Response == out {
 		return
@@ -253,10 +266,17 @@ func (t *table) dns(f *flow, p packet, out bool) {
 			}
 			f.dns = append(f.dns, dnsCount{name: string(q.Name)})
 		}
+		d := &f.dns[i]
 		if out {
-			f.dns[i].queries++
-		} else {
-			f.dns[i].responses++
+			d.queries++
+			continue
+		}
+		d.responses++
+		d.answeredAt = now
+		for _, a := range m.Answers {
+			if a.Addr.IsValid() && len(d.answers) < maxAnswers && !slices.Contains(d.answers, a.Addr.Unmap()) {
+				d.answers = append(d.answers, a.Addr.Unmap())
+			}
 		}
 	}
 }
@@ -268,16 +288,26 @@ func (t *table) pendingKeys() []flowKey {
 	return append([]flowKey(nil), t.pending...)
 }
 
-// resolve applies one read of the socket tables to the pending flows: a
-// flow found gets its owner; one not found is retried at the next reads,
-// lookupAttempts in all, then kept as unattributed ("socket not found").
-func (t *table) resolve(match func(flowKey) (owner, bool)) {
+// resolve applies one read of the socket tables, made for keys (from
+// pendingKeys), to those flows: a flow found gets its owner; one not
+// found is retried at the next reads, lookupAttempts in all, then kept as
+// unattributed ("socket not found"). Flows that became pending after
+// keys were taken wait for the next read.
+func (t *table) resolve(keys []flowKey, match func(flowKey) (owner, bool)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	looked := make(map[flowKey]bool, len(keys))
+	for _, k := range keys {
+		looked[k] = true
+	}
 	keep := t.pending[:0]
 	for _, k := range t.pending {
 		f := t.flows[k]
 		if f == nil || f.resolved {
+			continue
+		}
+		if !looked[k] {
+			keep = append(keep, k)
 			continue
 		}
 		if o, ok := match(k); ok {

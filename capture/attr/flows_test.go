@@ -80,7 +80,7 @@ func TestTableReport(t *testing.T) {
 	}
 	match := func(k flowKey) (owner, bool) { o, ok := owners[k.local.Port()]; return o, ok }
 	for range lookupAttempts {
-		tab.resolve(match)
+		tab.resolve(tab.pendingKeys(), match)
 	}
 	got := tab.report(now)
 
@@ -125,7 +125,7 @@ func TestTableLoopbackCountsBothEnds(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	tab := newTable(DefaultConfig(), wire.ReasonNotLocal)
 	feed(tab, now, frame(t, ip4("127.0.0.1", "127.0.0.1", layers.IPProtocolTCP), tcp(50000, 8080, 1, false), make([]byte, 300)))
-	tab.resolve(func(k flowKey) (owner, bool) {
+	tab.resolve(tab.pendingKeys(), func(k flowKey) (owner, bool) {
 		if k.local.Port() == 8080 {
 			return owner{pid: 2, name: "server"}, true
 		}

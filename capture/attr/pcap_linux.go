@@ -1,7 +1,6 @@
 package attr
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,9 +12,13 @@ import (
 	"time"
 
 	"netmon/agentmode/wire"
-	"netmon/capture/proc"
 	"netmon/capture/source"
 )
+
+// readLatency bounds how long a frame waits in the ring before the reader
+// sees it (the TPACKET_V3 block retire timeout): the socket of a
+// short-lived process must still exist when its first packet is looked up.
+const readLatency = 5 * time.Millisecond
 
 // pcapBackend is the Linux pcap backend: an AF_PACKET ring on one
 // interface (capture/source), a flow table, and the socket tables read on
@@ -27,7 +30,7 @@ type pcapBackend struct {
 	link  int
 	src   source.Source
 	tab   *table
-	socks *proc.Lister
+	socks *procSockets
 
 	resolveMu sync.Mutex // one socket-table read at a time
 	stop      chan struct{}
@@ -45,7 +48,7 @@ func startPcap(log *slog.Logger, cfg Config) (Backend, error) {
 			return nil, errNoInterface(err)
 		}
 	}
-	src, err := source.Open(iface, source.Options{Snaplen: cfg.Snaplen, BufferMB: 8})
+	src, err := source.Open(iface, source.Options{Snaplen: cfg.Snaplen, BufferMB: 8, Timeout: readLatency})
 	switch {
 	case errors.Is(err, fs.ErrPermission):
 		return nil, errors.New("pcap: needs CAP_NET_RAW or root")
@@ -63,7 +66,7 @@ func startPcap(log *slog.Logger, cfg Config) (Backend, error) {
 	}
 	b := &pcapBackend{
 		log: log.With("iface", iface), cfg: cfg, iface: iface, link: int(src.LinkType()), src: src,
-		tab: newTable(cfg, foreign), socks: proc.NewLister(), stop: make(chan struct{}),
+		tab: newTable(cfg, foreign), socks: newProcSockets(), stop: make(chan struct{}),
 	}
 	b.tab.setLocal(localAddrs())
 	b.wg.Add(2)
@@ -117,19 +120,18 @@ func (b *pcapBackend) lookupLoop() {
 
 // resolve reads the socket tables once for the pending flows.
 func (b *pcapBackend) resolve() {
-	if len(b.tab.pendingKeys()) == 0 {
-		return
-	}
 	b.resolveMu.Lock()
 	defer b.resolveMu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ix, err := readSockets(ctx, b.socks)
+	keys := b.tab.pendingKeys()
+	if len(keys) == 0 {
+		return
+	}
+	match, err := b.socks.lookup(keys)
 	if err != nil {
 		b.log.Warn("socket tables unreadable", "err", err)
 		return
 	}
-	b.tab.resolve(ix.match)
+	b.tab.resolve(keys, match)
 }
 
 // Collect reads the socket tables once more for flows still waiting (so

@@ -2,6 +2,7 @@ package attr
 
 import (
 	"cmp"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -37,6 +38,17 @@ func (t *table) report(now time.Time) Report {
 	remotes := map[procKey]map[remoteKey]*wire.Remote{}
 	l7 := map[l7Key]*wire.L7Observation{}
 	dns := map[dnsKey]*wire.DNSObservation{}
+
+	// The connections by remote address, for DNS names asked from a
+	// socket that was gone before its lookup (a resolver closes its
+	// socket within a millisecond): the process that connected to an
+	// answer's address within answerWindow after the answer asked it.
+	byRemote := map[netip.Addr][]*flow{}
+	for k, f := range t.flows {
+		if f.resolved && f.owner.reason == "" && k.remote.Port() != 53 {
+			byRemote[k.remote.Addr()] = append(byRemote[k.remote.Addr()], f)
+		}
+	}
 
 	for k, f := range t.flows {
 		pk := procKey{name: wire.UnattributedProcess}
@@ -90,10 +102,14 @@ func (t *table) report(now time.Time) Report {
 			if d.queries+d.responses == 0 {
 				continue
 			}
-			dk := dnsKey{d.name, pk}
+			dpk := pk
+			if pk.name == wire.UnattributedProcess {
+				dpk = askerOf(d, byRemote, dpk)
+			}
+			dk := dnsKey{d.name, dpk}
 			o := dns[dk]
 			if o == nil {
-				o = &wire.DNSObservation{Domain: d.name, Process: pk.name, PID: pk.pid}
+				o = &wire.DNSObservation{Domain: d.name, Process: dpk.name, PID: dpk.pid}
 				dns[dk] = o
 			}
 			o.Queries += d.queries
@@ -145,6 +161,24 @@ func (t *table) report(now time.Time) Report {
 	max := t.cfg.MaxRows
 	r.Processes, r.L7, r.DNS = r.Processes[:min(len(r.Processes), max)], r.L7[:min(len(r.L7), max)], r.DNS[:min(len(r.DNS), max)]
 	return r
+}
+
+// askerOf returns the owner of the first connection to one of d's answer
+// addresses made within answerWindow after the answer, else def.
+func askerOf(d *dnsCount, byRemote map[netip.Addr][]*flow, def procKey) procKey {
+	var best *flow
+	for _, a := range d.answers {
+		for _, f := range byRemote[a] {
+			dt := f.first.Sub(d.answeredAt)
+			if dt >= 0 && dt <= answerWindow && (best == nil || f.first.Before(best.first)) {
+				best = f
+			}
+		}
+	}
+	if best == nil {
+		return def
+	}
+	return procKey{best.owner.name, best.owner.pid}
 }
 
 // unattributedRow sums the unattributed counters into the
