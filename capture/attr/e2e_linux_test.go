@@ -141,7 +141,7 @@ func client(t *testing.T, ns string, stdin io.Reader, name string, args ...strin
 }
 
 func TestPcapEndToEnd(t *testing.T) {
-	needPeers(t, "ip", "curl", "openssl", "dnsmasq", "dig", "python3")
+	needPeers(t, "ip", "curl", "openssl", "dnsmasq", "dig", "/usr/bin/python3")
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o755); err != nil { // dnsmasq drops to nobody
 		t.Fatal(err)

@@ -90,8 +90,8 @@ func (s *procSockets) lookup(keys []flowKey) (func(flowKey) (owner, bool), error
 	}
 	want := map[uint64]bool{}
 	for _, k := range keys {
-		if e, ok := ix.match(k); ok && e.inode != 0 {
-			if _, known := s.inodes[e.inode]; !known {
+		for _, e := range ix.candidates(k) {
+			if _, known := s.inodes[e.inode]; !known && e.inode != 0 {
 				want[e.inode] = true
 			}
 		}
@@ -101,14 +101,22 @@ func (s *procSockets) lookup(keys []flowKey) (func(flowKey) (owner, bool), error
 		complete = s.scan(want)
 	}
 	return func(k flowKey) (owner, bool) {
-		e, ok := ix.match(k)
-		if !ok {
+		cands := ix.candidates(k)
+		if len(cands) == 0 {
 			return owner{}, false
 		}
-		if _, known := s.inodes[e.inode]; !known && e.inode != 0 && !complete {
+		// The connected socket's holder; else the listener's, for a
+		// connection still in its accept queue (held by no descriptor
+		// yet, but by the server that will accept it).
+		for _, e := range cands {
+			if _, known := s.inodes[e.inode]; known {
+				return s.ownerOf(e), true
+			}
+		}
+		if !complete && cands[0].inode != 0 {
 			return owner{}, false // not searched everywhere yet: retry
 		}
-		return s.ownerOf(e), true
+		return s.ownerOf(cands[0]), true
 	}, nil
 }
 
@@ -118,19 +126,20 @@ type entryIndex struct {
 	bound map[boundKey]sockEntry
 }
 
-// match finds the socket of flow k: the connected socket with its exact
-// ends, else the listening (TCP) or bound (UDP) socket of its local port,
-// on its address or on all addresses.
-func (ix *entryIndex) match(k flowKey) (sockEntry, bool) {
+// candidates returns the sockets flow k may belong to, best first: the
+// connected socket with its exact ends, then the listening (TCP) or bound
+// (UDP) socket of its local port, on its address or on all addresses.
+func (ix *entryIndex) candidates(k flowKey) []sockEntry {
+	var out []sockEntry
 	if e, ok := ix.exact[k]; ok {
-		return e, true
+		out = append(out, e)
 	}
 	for _, a := range [...]netip.Addr{k.local.Addr(), netip.IPv4Unspecified(), netip.IPv6Unspecified()} {
 		if e, ok := ix.bound[boundKey{k.proto, a, k.local.Port()}]; ok {
-			return e, true
+			return append(out, e)
 		}
 	}
-	return sockEntry{}, false
+	return out
 }
 
 func (s *procSockets) ownerOf(e sockEntry) owner {
