@@ -24,7 +24,7 @@ var importRules = []struct {
 	{"agentmode/wire", nil},
 	// The agent: its own subpackages, the protocol, the host's sockets, and
 	// the build version; nothing of the hub.
-	{"agentmode", []string{"agentmode/wire", "agentmode/spool", "agentmode/service", "agentmode/collect", "agentmode/state", "app/version", "capture/proc"}},
+	{"agentmode", []string{"agentmode/wire", "agentmode/spool", "agentmode/service", "agentmode/collect", "agentmode/state", "app/version", "capture/attr", "capture/proc"}},
 	{"app/fleet/pki", []string{"agentmode/wire"}},
 	{"app/fleet", []string{"agentmode/wire", "app/audit", "app/fleet/pki", "store", "store/record"}},
 	// The configuration composes the components' own Config structs.
@@ -40,6 +40,8 @@ var importRules = []struct {
 	{"capture/source", nil},
 	{"capture/record", nil},
 	{"capture/proc", nil},
+	// The agent's attribution backends report in the wire's section types.
+	{"capture/attr", []string{"agentmode/wire", "capture/decode", "capture/source"}},
 	{"capture", []string{"capture/decode", "capture/record", "capture/source", "collectors/geo"}},
 	{"collectors/geo", nil},
 	{"collectors/flows/netflow", []string{"store/record"}},
