@@ -305,3 +305,36 @@ func hasL7(r Report, host, kind, process string, pid int32) bool {
 	}
 	return false
 }
+
+// TestPcapRefusedWithoutPrivilege runs the backend as an unprivileged
+// user (setpriv, no capabilities): it must refuse with the precise note.
+func TestPcapRefusedWithoutPrivilege(t *testing.T) {
+	needPeers(t, "setpriv")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "attr.test")
+	raw, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, raw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
+		bin, "-test.run=^TestPcapHelperProcess$")
+	cmd.Env = append(os.Environ(), helperEnv+"=lo")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if !strings.Contains(string(out), "error pcap: needs CAP_NET_RAW or root\n") {
+		t.Fatalf("output %q", out)
+	}
+}
