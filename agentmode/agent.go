@@ -1,6 +1,7 @@
 // Package agentmode is the netmon agent (spec 1, "Agent behaviour"; 2.9;
 // 4.6): it enrolls with the hub, then sends a telemetry batch (interface
-// counters and connection inventory) every interval the hub asks for.
+// counters, connection inventory and deep-collection sections) every
+// interval the hub asks for.
 //
 // Production and sending are separate. A producer takes a batch every
 // interval whatever the hub does, numbers it with the next seq (persisted)
@@ -18,8 +19,12 @@
 // use; the agent presents a client certificate the hub signed and renews
 // it at half its life.
 //
-// Imports: agentmode/{wire,spool,state,collect,service}, app/version and
-// capture/proc (through collect); nothing of the hub.
+// Deep collection (per-process traffic, SNI/Host, DNS) runs inside the
+// collector (agentmode/collect, capture/attr); the agent hands it the
+// hub's pcap_enabled policy and stops it with the agent.
+//
+// Imports: agentmode/{wire,spool,state,collect,service}, app/version,
+// capture/proc and capture/attr (through collect); nothing of the hub.
 package agentmode
 
 import (
