@@ -214,6 +214,10 @@ func TestPcapEndToEnd(t *testing.T) {
 		t.Fatalf("curl said %q", curlOut)
 	}
 	_, sslPID := client(t, nsA, lingering{300 * time.Millisecond}, "openssl", "s_client", "-connect", "192.0.2.2:8443", "-servername", "app.example.test")
+	// curl over TLS to the same name: a client of a few milliseconds,
+	// often gone before its socket can be looked up, so only its SNI is
+	// checked (for it or for "(unattributed)").
+	_, curlTLSPID := client(t, nsA, nil, "curl", "-sSk", "-o", "/dev/null", "https://app.example.test:8443/")
 	digOut, _ := client(t, nsA, nil, "dig", "+short", "+tries=1", "@192.0.2.2", "dig.example.test", "A")
 	if strings.TrimSpace(digOut) != "192.0.2.2" {
 		t.Fatalf("dig said %q", digOut)
@@ -265,6 +269,9 @@ func TestPcapEndToEnd(t *testing.T) {
 	}
 	if !hasL7(r, "host1.example.test", wire.KindHTTP, "curl", int32(curlPID)) {
 		t.Errorf("no Host host1.example.test for curl in %+v", r.L7)
+	}
+	if !hasL7(r, "app.example.test", wire.KindTLS, "curl", int32(curlTLSPID)) && !hasL7(r, "app.example.test", wire.KindTLS, wire.UnattributedProcess, 0) {
+		t.Errorf("no SNI app.example.test for curl pid %d in %+v", curlTLSPID, r.L7)
 	}
 	if !hasL7(r, "app.example.test", wire.KindTLS, "openssl", int32(sslPID)) {
 		t.Errorf("no SNI app.example.test for openssl pid %d in %+v", sslPID, r.L7)
