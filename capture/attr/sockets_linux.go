@@ -34,17 +34,24 @@ type procSockets struct {
 	inodes map[uint64]int32 // socket inode -> pid, for live sockets
 	// seen: pids whose namespace was checked; true when it is ours (only
 	// those can hold the sockets of our tables, fd passing aside).
-	seen  map[int32]bool
-	names map[int32]string // pid -> comm
+	seen map[int32]bool
+	// foreign: when a process was first found in another namespace; it
+	// is checked again for moveWindow, since `ip netns exec` and
+	// container runtimes move a process just after it starts.
+	foreign map[int32]time.Time
+	names   map[int32]string // pid -> comm
 }
 
 // scanBudget bounds one lookup's descriptor scan; what it did not reach is
 // looked for at the next lookup.
 const scanBudget = 50 * time.Millisecond
 
+// moveWindow: see procSockets.foreign.
+const moveWindow = 2 * time.Second
+
 func newProcSockets() *procSockets {
 	ns, _ := os.Readlink("/proc/self/ns/net")
-	return &procSockets{root: "/proc", netns: ns, budget: scanBudget, inodes: map[uint64]int32{}, seen: map[int32]bool{}, names: map[int32]string{}}
+	return &procSockets{root: "/proc", netns: ns, budget: scanBudget, inodes: map[uint64]int32{}, seen: map[int32]bool{}, foreign: map[int32]time.Time{}, names: map[int32]string{}}
 }
 
 // sockEntry is one line of a /proc/net socket table.
@@ -176,6 +183,7 @@ func (s *procSockets) scan(want map[uint64]bool) bool {
 	if err != nil {
 		return false
 	}
+	now := time.Now()
 	var fresh, old []int32
 	alive := make(map[int32]bool, len(d))
 	for _, e := range d {
@@ -190,6 +198,9 @@ func (s *procSockets) scan(want map[uint64]bool) bool {
 			fresh = append(fresh, int32(pid))
 		case ours:
 			old = append(old, int32(pid))
+		case now.Sub(s.foreign[int32(pid)]) < moveWindow:
+			delete(s.seen, int32(pid)) // look again: it may have moved in
+			fresh = append(fresh, int32(pid))
 		}
 	}
 	for pid := range s.seen {
@@ -198,11 +209,16 @@ func (s *procSockets) scan(want map[uint64]bool) bool {
 			delete(s.names, pid)
 		}
 	}
+	for pid := range s.foreign {
+		if !alive[pid] {
+			delete(s.foreign, pid)
+		}
+	}
 	slices.Sort(fresh)
 	slices.Reverse(fresh)
 	slices.Sort(old)
 	slices.Reverse(old)
-	deadline := time.Now().Add(s.budget)
+	deadline := now.Add(s.budget)
 	for i, pid := range append(fresh, old...) {
 		if len(want) == 0 {
 			return true
@@ -213,6 +229,12 @@ func (s *procSockets) scan(want map[uint64]bool) bool {
 		if _, seen := s.seen[pid]; !seen {
 			ns, err := os.Readlink(s.root + "/" + strconv.Itoa(int(pid)) + "/ns/net")
 			s.seen[pid] = err == nil && ns == s.netns
+			if _, ok := s.foreign[pid]; !ok && !s.seen[pid] {
+				s.foreign[pid] = now
+			}
+			if s.seen[pid] {
+				delete(s.names, pid) // it may have exec'd since its name was read
+			}
 		}
 		if s.seen[pid] {
 			s.readFDs(pid, want)
