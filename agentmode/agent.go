@@ -1,6 +1,7 @@
 // Package agentmode is the netmon agent (spec 1, "Agent behaviour"; 2.9;
 // 4.6): it enrolls with the hub, then sends a telemetry batch (interface
-// counters and connection inventory) every interval the hub asks for.
+// counters, connection inventory and deep-collection sections) every
+// interval the hub asks for.
 //
 // Production and sending are separate. A producer takes a batch every
 // interval whatever the hub does, numbers it with the next seq (persisted)
@@ -18,8 +19,12 @@
 // use; the agent presents a client certificate the hub signed and renews
 // it at half its life.
 //
-// Imports: agentmode/{wire,spool,state,collect,service}, app/version and
-// capture/proc (through collect); nothing of the hub.
+// Deep collection (per-process traffic, SNI/Host, DNS) runs inside the
+// collector (agentmode/collect, capture/attr); the agent hands it the
+// hub's pcap_enabled policy and stops it with the agent.
+//
+// Imports: agentmode/{wire,spool,state,collect,service}, app/version,
+// capture/proc and capture/attr (through collect); nothing of the hub.
 package agentmode
 
 import (
@@ -43,6 +48,13 @@ import (
 // Source takes one telemetry batch; collect.Collector is the real one.
 type Source interface {
 	Collect(ctx context.Context) wire.Telemetry
+}
+
+// policySource is a Source that runs deep collection: it takes the hub's
+// policy and has a backend to stop (collect.Collector).
+type policySource interface {
+	SetHubPolicy(enabled bool)
+	Stop() error
 }
 
 // Agent is one running agent.
@@ -134,6 +146,9 @@ func (a *Agent) Start(ctx context.Context) error {
 	if !st.Enrolled() && a.cfg.EnrollToken == "" {
 		return fmt.Errorf("%w (state file %s holds no identity yet)", errNoEnrollToken, a.cfg.StatePath)
 	}
+	if ps, ok := a.source.(policySource); ok {
+		ps.SetHubPolicy(!st.PcapDisabled)
+	}
 	a.interval.Store(int64(wire.DefaultIntervalSeconds))
 	if st.IntervalSeconds > 0 {
 		a.interval.Store(int64(st.IntervalSeconds))
@@ -204,6 +219,11 @@ func (a *Agent) Stop() error {
 	}
 	a.cancel()
 	a.wg.Wait()
+	if ps, ok := a.source.(policySource); ok {
+		if err := ps.Stop(); err != nil {
+			a.log.Warn("deep collection did not stop cleanly", "err", err)
+		}
+	}
 	err := a.spill()
 	if cerr := a.queue.Close(); err == nil {
 		err = cerr
@@ -239,6 +259,21 @@ func (a *Agent) adoptInterval(sec int) {
 	default:
 	}
 	if err := a.store.Update(func(s *state.State) { s.IntervalSeconds = sec }); err != nil {
+		a.log.Error("cannot save the state file", "err", err)
+	}
+}
+
+// adoptPcapPolicy takes the hub's deep-collection policy (hello or
+// telemetry answer): the collector applies it at the next batch, the state
+// file keeps it for a restart.
+func (a *Agent) adoptPcapPolicy(enabled bool) {
+	if ps, ok := a.source.(policySource); ok {
+		ps.SetHubPolicy(enabled)
+	}
+	if a.store.Get().PcapDisabled == !enabled {
+		return
+	}
+	if err := a.store.Update(func(s *state.State) { s.PcapDisabled = !enabled }); err != nil {
 		a.log.Error("cannot save the state file", "err", err)
 	}
 }

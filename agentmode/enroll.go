@@ -75,6 +75,7 @@ func (a *Agent) enroll(ctx context.Context) error {
 		a.log.Error("cannot save the state file", "err", err)
 	}
 	a.adoptInterval(resp.TelemetryIntervalSeconds)
+	a.adoptPcapPolicy(resp.PcapEnabled)
 	a.log.Info("enrolled with the hub", "agent_id", resp.AgentID, "interval_seconds", resp.TelemetryIntervalSeconds,
 		"deep_collection_policy", resp.PcapEnabled, "tls", a.hub.trust.current().String())
 	return nil

@@ -127,6 +127,7 @@ type fakeHub struct {
 	calls       int   // telemetry calls
 	block       chan struct{}
 	certCalls   int
+	pcapOff     bool // the -agent-pcap=false policy, in hello and telemetry answers
 
 	// TLS
 	ca       *testCA // signs client certificates and is returned at hello
@@ -203,7 +204,7 @@ func (h *fakeHub) hello(w http.ResponseWriter, r *http.Request) {
 	token := fmt.Sprintf("agt_%d", id)
 	h.tokens[token] = id
 	h.machines[hello.MachineID] = id
-	resp := wire.HelloResponse{Accepted: true, AgentID: id, AgentToken: token, TelemetryIntervalSeconds: h.interval, ProtocolVersion: 1}
+	resp := wire.HelloResponse{Accepted: true, AgentID: id, AgentToken: token, TelemetryIntervalSeconds: h.interval, ProtocolVersion: 1, PcapEnabled: !h.pcapOff}
 	if h.ca != nil && hello.CSRPEM != "" {
 		cert, err := h.ca.signCSR(h.t, h.now(), hello.CSRPEM, id, h.certLife)
 		if err != nil {
@@ -275,7 +276,8 @@ func (h *fakeHub) telemetry(w http.ResponseWriter, r *http.Request) {
 	if h.ackInterval > 0 {
 		iv = h.ackInterval
 	}
-	writeJSON(w, 200, wire.TelemetryResponse{OK: true, Interval: iv})
+	pcap := !h.pcapOff
+	writeJSON(w, 200, wire.TelemetryResponse{OK: true, Interval: iv, PcapEnabled: &pcap})
 }
 
 func (h *fakeHub) cert(w http.ResponseWriter, r *http.Request) {
@@ -326,6 +328,13 @@ func (h *fakeHub) register(token string, id int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.tokens[token] = id
+}
+
+// setPcapPolicy sets the deep-collection policy of the next answers.
+func (h *fakeHub) setPcapPolicy(enabled bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.pcapOff = !enabled
 }
 
 func (h *fakeHub) setScript(codes ...int) {

@@ -74,10 +74,12 @@ func (a *Agent) produce(ctx context.Context) {
 }
 
 // fit keeps a batch within the hub's limits (413 beyond them) by trimming
-// the connection inventory, the only part that grows with the host's
-// load: first to wire.MaxConnections entries, keeping the live sockets
-// (listening and established) before those winding down, then by halves
-// while the body is over wire.MaxTelemetryBytes.
+// what grows with the host's load: first the connection inventory to
+// wire.MaxConnections entries, keeping the live sockets (listening and
+// established) before those winding down; then, while the body is over
+// wire.MaxTelemetryBytes, the connections by halves and the
+// deep-collection sections (kept sorted most traffic first, so the tail
+// cut is the least traffic).
 func (a *Agent) fit(b *wire.Telemetry) {
 	if n := len(b.Connections); n > wire.MaxConnections {
 		slices.SortStableFunc(b.Connections, func(x, y wire.Connection) int {
@@ -91,13 +93,24 @@ func (a *Agent) fit(b *wire.Telemetry) {
 	const limit = wire.MaxTelemetryBytes - 1024
 	for {
 		raw, err := json.Marshal(b)
-		if err != nil || len(raw) <= limit || len(b.Connections) == 0 {
+		if err != nil || len(raw) <= limit {
 			return
 		}
-		keep := len(b.Connections) / 2
-		a.log.Warn("telemetry batch over the hub's size limit: connection list truncated",
-			"bytes", len(raw), "limit", limit, "connections_kept", keep)
-		b.Connections = b.Connections[:keep]
+		switch {
+		case len(b.Connections) > 0:
+			b.Connections = b.Connections[:len(b.Connections)/2]
+		case len(b.DNS) > 0:
+			b.DNS = b.DNS[:len(b.DNS)/2]
+		case len(b.L7) > 0:
+			b.L7 = b.L7[:len(b.L7)/2]
+		case len(b.Processes) > 0:
+			b.Processes = b.Processes[:len(b.Processes)/2]
+		default:
+			return
+		}
+		a.log.Warn("telemetry batch over the hub's size limit: truncated",
+			"bytes", len(raw), "limit", limit, "connections_kept", len(b.Connections),
+			"processes_kept", len(b.Processes), "l7_kept", len(b.L7), "dns_kept", len(b.DNS))
 	}
 }
 

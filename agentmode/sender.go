@@ -125,6 +125,9 @@ func (a *Agent) send(ctx context.Context, b wire.Telemetry, fromQueue bool) erro
 			}
 		}
 		a.adoptInterval(resp.Interval)
+		if resp.PcapEnabled != nil {
+			a.adoptPcapPolicy(*resp.PcapEnabled)
+		}
 		if fromQueue {
 			a.log.Debug("queued batch delivered", "seq", b.Seq, "queued", a.queue.Len())
 		}

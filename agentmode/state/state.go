@@ -46,6 +46,11 @@ type State struct {
 	IntervalSeconds int `json:"interval_seconds,omitempty"`
 	// ProtocolVersion is the protocol agreed with the hub at hello.
 	ProtocolVersion int `json:"protocol_version,omitempty"`
+	// PcapDisabled is the hub's deep-collection policy last learnt
+	// (pcap_enabled=false, -agent-pcap=false), kept so a restarted agent
+	// honours it before it hears from the hub again. The zero value,
+	// enabled, is the hub's default.
+	PcapDisabled bool `json:"pcap_disabled,omitempty"`
 }
 
 // Enrolled reports whether the state holds an identity issued by a hub.

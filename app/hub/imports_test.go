@@ -40,6 +40,8 @@ var importRules = []struct {
 	{"capture/source", nil},
 	{"capture/pcaprec", nil},
 	{"capture/proc", nil},
+	// The agent's attribution backends report in the wire's section types.
+	{"capture/attr", []string{"agentmode/wire", "capture/decode", "capture/source"}},
 	{"capture", []string{"capture/decode", "capture/pcaprec", "capture/source", "collectors/geo"}},
 	{"collectors/geo", nil},
 	{"collectors/udpsock", []string{"store/record"}},
@@ -86,7 +88,7 @@ var importRules = []struct {
 
 	// The agent: its own subpackages, the protocol, the host's sockets,
 	// and the build version; nothing of the hub.
-	{"agentmode", []string{"agentmode/wire", "agentmode/spool", "agentmode/service", "agentmode/collect", "agentmode/state", "app/version", "capture/proc"}},
+	{"agentmode", []string{"agentmode/wire", "agentmode/spool", "agentmode/service", "agentmode/collect", "agentmode/state", "app/version", "capture/attr", "capture/proc"}},
 
 	// 5. Only app/hub and app/api fan in; main.go imports only app/cli,
 	// whose commands are built over the services they run.

@@ -1,14 +1,18 @@
 // Package decode holds pure parsers of application payloads seen by the
-// capture: DNS today; TLS ClientHello SNI and HTTP Host belong here too.
+// capture: DNS (dns.go), the TLS ClientHello SNI (tls.go) and the HTTP/1.x
+// Host (http.go), with a bounded reassembly of a stream's first bytes
+// (prefix.go) for a ClientHello split over segments.
 //
 // It is a leaf: it imports only the standard library, keeps no state
-// between calls and never panics on hostile input. Every parser is fuzzed
-// (see the Fuzz targets beside each file).
+// between calls (a StreamPrefix is state its caller owns) and never panics
+// on hostile input. Every parser is fuzzed (see the Fuzz targets beside
+// each file).
 //
-// The parsers do not escape or filter text: a DNS label may carry any byte
-// (control bytes, '<', '.', invalid UTF-8) and is returned exactly as sent,
-// apart from ASCII case folding. Whoever renders a name (JSON, HTML, CSV)
-// escapes it there.
+// The parsers do not escape text: a DNS label may carry any byte (control
+// bytes, '<', '.', invalid UTF-8) and is returned exactly as sent, apart
+// from ASCII case folding. SNI and Host names are refused unless they are
+// printable ASCII, but may still hold '<' or quotes. Whoever renders a
+// name (JSON, HTML, CSV) escapes it there.
 package decode
 
 import (
@@ -297,4 +301,20 @@ func hasLabelSuffix[T ~string | ~[]byte](name T, suffix string) bool {
 		}
 	}
 	return n == s || name[n-s-1] == '.'
+}
+
+// IsReportable reports whether a query name (lower-case, no trailing dot,
+// as ParseDNS returns it) is one the agent reports (spec 1, "DNS names
+// exclude reverse lookups, .local and dotless names"): a name with at
+// least one dot that is neither a reverse-mapping name (IsReverse) nor
+// under .local (IsLocal). The root name "" is dotless.
+func IsReportable[T ~string | ~[]byte](name T) bool {
+	dot := false
+	for i := 0; i < len(name); i++ {
+		if name[i] == '.' {
+			dot = true
+			break
+		}
+	}
+	return dot && !IsReverse(name) && !IsLocal(name)
 }
