@@ -75,7 +75,7 @@ var agentBindings = []binding[AgentConfig]{
 		usage: "state file (identity, pinned CA, counters); <state>.crt/.key/.ca and <state>.queue.jsonl go beside it (YAML state, env NETMON_STATE)",
 		ptr:   func(c *AgentConfig) any { return &c.Agent.StatePath }},
 	{key: "collect.method", flag: "collect-method", field: "Agent.Collect.Method", kind: str{},
-		usage: "deep collection backend: auto, ebpf, pcap, etw or off; this build sends base telemetry only and reports attr_method off (YAML collect.method, env NETMON_COLLECT__METHOD)",
+		usage: "deep collection backend: auto (Linux: ebpf then pcap; Windows: etw then pcap; macOS: pcap), ebpf, pcap, etw or off; this build runs pcap on Linux, and attr_note says why any other is not running (YAML collect.method, env NETMON_COLLECT__METHOD)",
 		ptr:   func(c *AgentConfig) any { return &c.Agent.Collect.Method }},
 	{key: "collect.pcap_interface", flag: "pcap-interface", field: "Agent.Collect.PcapInterface", kind: str{},
 		usage: "interface for the pcap backend; empty = the busiest physical one (YAML collect.pcap_interface, env NETMON_COLLECT__PCAP_INTERFACE)",

@@ -1277,6 +1277,7 @@ export interface components {
         WireTelemetryResponse: {
             ok: boolean;
             interval: number;
+            pcap_enabled?: boolean;
         };
     };
     responses: never;
