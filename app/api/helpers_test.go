@@ -150,3 +150,5 @@ func doChunked(t *testing.T, h http.Handler, r request) *httptest.ResponseRecord
 	h.ServeHTTP(w, req)
 	return w
 }
+
+func (openAccounts) SignIn(context.Context) (bool, bool, error) { return false, false, nil }

@@ -137,6 +137,7 @@ type Accounts interface {
 	ListTokens(ctx context.Context, actor *auth.Identity) ([]auth.TokenView, error)
 	CreateToken(ctx context.Context, actor *auth.Identity, req auth.TokenCreate) (auth.TokenCreated, error)
 	DeleteToken(ctx context.Context, actor *auth.Identity, id int64) error
+	SignIn(ctx context.Context) (rbacUsers, bootstrap bool, err error)
 }
 
 // Authenticator is what the access check needs of the auth service: who a

@@ -44,6 +44,13 @@ type AuthStatus struct {
 	// beyond this machine: anyone who can reach it is admin (the console
 	// shows a banner).
 	Exposed bool `json:"exposed"`
+	// RBACUsers is true once a user account exists: the login form then
+	// asks for a username (an added field, beside the spec's).
+	RBACUsers bool `json:"rbac_users"`
+	// BootstrapPassword is true while the legacy bootstrap password signs
+	// in (-auth-password is set and no enabled admin user exists); false
+	// tells the login form to stop offering it.
+	BootstrapPassword bool `json:"bootstrap_password"`
 }
 
 // StatusUser is who is signed in.
@@ -111,6 +118,9 @@ func (s *Server) authStatus(c *gin.Context, _ *router.NoInput) (AuthStatus, erro
 	}
 	st.Required = id == nil || !id.Open
 	st.Exposed = !st.Required && !s.deps.LoopbackOnly
+	if st.RBACUsers, st.BootstrapPassword, err = s.deps.Auth.SignIn(c); err != nil {
+		return AuthStatus{}, err
+	}
 	if id != nil && !id.Open {
 		st.Authenticated = true
 		st.User = &StatusUser{Username: id.Username, Role: string(id.Role), Site: id.Site, ActorType: string(id.Actor)}

@@ -132,6 +132,26 @@ func (s *Service) Required(ctx context.Context) (bool, error) {
 	return n > 0, nil
 }
 
+// SignIn says how people sign in to this hub, for the console's login
+// form: whether any RBAC user exists (the form then asks for a username)
+// and whether the legacy bootstrap password still signs anyone in (it is
+// set and no enabled admin exists: spec section 3, "Legacy password
+// login").
+func (s *Service) SignIn(ctx context.Context) (rbacUsers, bootstrap bool, err error) {
+	n, err := s.db.CountUsers(ctx)
+	if err != nil {
+		return false, false, err
+	}
+	if s.cfg.Password == "" {
+		return n > 0, false, nil
+	}
+	admin, err := s.db.EnabledAdminExists(ctx)
+	if err != nil {
+		return false, false, err
+	}
+	return n > 0, !admin, nil
+}
+
 // OpenIdentity is the identity of every request while authentication is
 // off: the admin of the legacy bootstrap (spec section 5 item 1).
 func (s *Service) OpenIdentity() *Identity {

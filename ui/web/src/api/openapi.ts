@@ -847,6 +847,8 @@ export interface components {
             sso: boolean;
             multi_site: boolean;
             exposed: boolean;
+            rbac_users: boolean;
+            bootstrap_password: boolean;
         };
         AuthTokenCreate: {
             name: string;

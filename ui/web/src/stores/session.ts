@@ -46,6 +46,10 @@ export const useSession = defineStore('session', {
     multiSite: false,
     /** authentication is off and the hub listens beyond this machine */
     exposed: false,
+    /** a user account exists: sign-in asks for a username */
+    rbacUsers: false,
+    /** the legacy bootstrap password still signs in */
+    bootstrapPassword: false,
   }),
   getters: {
     /** Signed in, or authentication is off. */
@@ -68,6 +72,8 @@ export const useSession = defineStore('session', {
       this.sso = !!st.sso
       this.multiSite = !!st.multi_site
       this.exposed = !!st.exposed
+      this.rbacUsers = !!st.rbac_users
+      this.bootstrapPassword = !!st.bootstrap_password
     },
     async refresh(): Promise<void> {
       this.apply(await get<AuthStatus>('/api/auth/status'))
