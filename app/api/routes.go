@@ -101,6 +101,16 @@ func (s *Server) routeTable() []router.Route {
 			Description: "ok is false when the stored chain was altered; broken_at is the id of the first bad record (0 when ok), checked the number of records examined.",
 			Do:          router.JSON(s.verifyAudit)},
 
+		// Alerts (spec 4.4).
+		{Method: http.MethodGet, Path: "/api/alerts", OperationID: "getAlertConfig", Tag: "alerts", Perm: router.Admin,
+			Summary:     "The alert configuration (spec 2.5); secrets that are set show as ********",
+			Description: "Secrets are the notifier tokens and passwords (messenger_token, webhook_v2_secret, email_pass, siem.token) and the notifier URLs, whose path is often the credential. A stored configuration without a section (anomaly) shows that section's defaults.",
+			Do:          router.JSON(s.getAlerts)},
+		{Method: http.MethodPut, Path: "/api/alerts", OperationID: "putAlertConfig", Tag: "alerts", Perm: router.Admin,
+			Summary:     "Save the alert configuration and apply it at once: any subset of sections and fields",
+			Description: "Absent sections and fields keep their stored values. A secret sent as ******** or empty keeps the stored one. anomaly.sensitivity must be greater than 0. The change and its audit record (alerts.update, secrets masked) commit together: when the record cannot be written nothing changes (500).",
+			Do:          router.JSON(s.putAlerts)},
+
 		// History (spec 4.3).
 		{Method: http.MethodGet, Path: "/api/history", OperationID: "getHistory", Tag: "capture", Perm: router.Session,
 			Summary:     "Minute history of the hub's capture: per-minute bytes/s in, out, local and pps, averages and peaks",

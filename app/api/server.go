@@ -107,6 +107,13 @@ type Deps struct {
 	AuditLog interface {
 		AppendAudit(ctx context.Context, e store.AuditEvent) (store.AuditEvent, error)
 	}
+	// Settings keeps the alert configuration (*store.DB); Vault seals its
+	// secrets (*vault.Vault).
+	Settings SettingsStore
+	Vault    Sealer
+	// Alerts is the alert engine: a saved configuration is applied to it
+	// at once, and its events are read through it (nil: not built).
+	Alerts AlertEngine
 }
 
 // SSO is the OpenID Connect login (app/auth/oidc.Provider).

@@ -48,6 +48,8 @@ const (
 	ActionStaticTokenRotate = "enroll_token.rotate_static" // the hub's generated static enroll token replaced
 	ActionAgentUpdate       = "agent.update"               // display name changed
 	ActionAgentDelete       = "agent.delete"               // by an operator, or archived after -agent-archive-days offline
+
+	ActionAlertsUpdate = "alerts.update" // the alert configuration (secrets masked)
 )
 
 // Request is what the chain records of the HTTP request behind an action.

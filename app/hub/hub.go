@@ -218,6 +218,8 @@ func (h *Hub) buildHTTP() error {
 		Live:           h.live,
 		Flows:          h.db,
 		AuditLog:       h.db,
+		Settings:       h.db,
+		Vault:          h.vault,
 		Fleet:          h.fleet,
 		CertAgentID:    pki.AgentID,
 		Guard:          h.guard,
