@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"netmon/store/record"
@@ -250,4 +251,15 @@ func (db *DB) AlertSilences(ctx context.Context, now int64) ([]record.AlertSilen
 		out = append(out, s)
 	}
 	return out, rows.Err()
+}
+
+// OpenAlertEvents returns the firing and acknowledged events, oldest
+// first: the alert engine's state after a restart.
+func (db *DB) OpenAlertEvents(ctx context.Context) ([]record.AlertEvent, error) {
+	evs, err := db.ListAlertEvents(ctx, AlertFilter{Open: true})
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(evs)
+	return evs, nil
 }
