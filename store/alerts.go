@@ -263,3 +263,31 @@ func (db *DB) OpenAlertEvents(ctx context.Context) ([]record.AlertEvent, error) 
 	slices.Reverse(evs)
 	return evs, nil
 }
+
+// AgentInventory is an agent's connection inventory as its last batch
+// left it (JSON, as the intake encoded it), with its interface rates.
+type AgentInventory struct {
+	ID          int64
+	Site        string
+	Connections string
+	Rates       string
+}
+
+// AgentInventories returns the inventories of the agents seen at or after
+// since (Unix seconds): the input of the alert engine's connection rules.
+func (db *DB) AgentInventories(ctx context.Context, since int64) ([]AgentInventory, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT id, site, connections, rates FROM agents WHERE last_seen >= $1 ORDER BY id`, since)
+	if err != nil {
+		return nil, fmt.Errorf("agent inventories: %w", err)
+	}
+	defer rows.Close()
+	out := []AgentInventory{}
+	for rows.Next() {
+		var a AgentInventory
+		if err := rows.Scan(&a.ID, &a.Site, &a.Connections, &a.Rates); err != nil {
+			return nil, fmt.Errorf("agent inventories: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}

@@ -2,6 +2,30 @@
 // ../../testdata/openapi/openapi.json. DO NOT EDIT: run `make api-types`.
 
 export interface paths {
+    "/api/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The alert configuration (spec 2.5); secrets that are set show as ********
+         * @description Secrets are the notifier tokens and passwords (messenger_token, webhook_v2_secret, email_pass, siem.token) and the notifier URLs, whose path is often the credential. A stored configuration without a section (anomaly) shows that section's defaults.
+         */
+        get: operations["getAlertConfig"];
+        /**
+         * Save the alert configuration and apply it at once: any subset of sections and fields
+         * @description Absent sections and fields keep their stored values. A secret sent as ******** or empty keeps the stored one. anomaly.sensitivity must be greater than 0. The change and its audit record (alerts.update, secrets masked) commit together: when the record cannot be written nothing changes (500).
+         */
+        put: operations["putAlertConfig"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/oidc/callback": {
         parameters: {
             query?: never;
@@ -829,6 +853,90 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AlertingAnomalyRule: {
+            enabled: boolean;
+            sensitivity: number;
+            min_samples: number;
+            window_min: number;
+            crit_z: number;
+        };
+        AlertingBandwidthRule: {
+            enabled: boolean;
+            in_mbps: number;
+            out_mbps: number;
+            seconds: number;
+        };
+        AlertingFWVendorRule: {
+            vpn_down: boolean;
+            sdwan_latency_ms: number;
+            sdwan_jitter_ms: number;
+            sdwan_loss_pct: number;
+            max_sessions: number;
+        };
+        AlertingIOCRule: {
+            enabled: boolean;
+        };
+        AlertingIfaceRule: {
+            warn_pct: number;
+            crit_pct: number;
+            sustain_sec: number;
+        };
+        AlertingNewProcRule: {
+            enabled: boolean;
+            ignore: string[];
+        };
+        AlertingNewTargetRule: {
+            enabled: boolean;
+            min_total_mb: number;
+        };
+        AlertingNotifiers: {
+            desktop: boolean;
+            generic_url: string;
+            chatapp1_url: string;
+            chatapp2_url: string;
+            messenger_token: string;
+            messenger_chat_id: string;
+            teamchat_url: string;
+            webhook_v2_url: string;
+            webhook_v2_secret: string;
+            email_host: string;
+            /** @description 0 means 587 */
+            email_port: number;
+            email_from: string;
+            email_to: string[];
+            email_user: string;
+            email_pass: string;
+            siem: components["schemas"]["AlertingSIEM"];
+        };
+        AlertingPortsRule: {
+            enabled: boolean;
+            ports: number[];
+        };
+        AlertingSIEM: {
+            enabled: boolean;
+            /** @enum {string} */
+            format: "" | "cef" | "leef" | "json" | "text";
+            /** @enum {string} */
+            transport: "" | "syslog-udp" | "syslog-tcp" | "http";
+            target: string;
+            token: string;
+            insecure: boolean;
+        };
+        AlertingSettings: {
+            enabled: boolean;
+            cooldown_min: number;
+            bandwidth: components["schemas"]["AlertingBandwidthRule"];
+            ports: components["schemas"]["AlertingPortsRule"];
+            new_proc: components["schemas"]["AlertingNewProcRule"];
+            new_target: components["schemas"]["AlertingNewTargetRule"];
+            anomaly: components["schemas"]["AlertingAnomalyRule"];
+            ioc: components["schemas"]["AlertingIOCRule"];
+            iface: components["schemas"]["AlertingIfaceRule"];
+            fwvendor: components["schemas"]["AlertingFWVendorRule"];
+            auto_resolve_min: number;
+            correlate_window_sec: number;
+            notifiers: components["schemas"]["AlertingNotifiers"];
+        };
         AuthErrorBody: {
             /** @enum {string} */
             error: "oturum gerekli";
@@ -1287,6 +1395,113 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getAlertConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertingSettings"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    putAlertConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertingSettings"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OKResult"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     oidcCallback: {
         parameters: {
             query?: never;

@@ -1,0 +1,119 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"strconv"
+	"time"
+
+	"netmon/alerting"
+	"netmon/alerting/rules"
+	"netmon/app/api"
+	"netmon/app/live"
+)
+
+// buildAlerts builds the alert engine over the capture, the hub's and the
+// agents' connection inventories and the store; the API applies saved
+// configurations to it and the live feed carries its new events.
+func (h *Hub) buildAlerts() {
+	h.alerts = alerting.New(h.log.With("component", "alerting"), h.cfg.Alerts, alerting.Deps{
+		Store:       h.db,
+		Traffic:     alertTraffic{h},
+		Inventories: alertInventories{h},
+		Settings: func(ctx context.Context) (alerting.Settings, error) {
+			return api.LoadAlertSettings(ctx, h.db, h.vault)
+		},
+	}, h.reg)
+	h.parts.add("alerts", h.alerts.Start, noCtx(h.alerts.Stop))
+}
+
+// alertTick hands the live feed the engine's new events.
+type alertTick struct{ h *Hub }
+
+func (a alertTick) NewAlertEvents() []live.AlertEvent {
+	if a.h.alerts == nil {
+		return nil
+	}
+	evs := a.h.alerts.Drain()
+	out := make([]live.AlertEvent, len(evs))
+	for i, e := range evs {
+		out[i] = live.AlertEvent{ID: e.ID, TS: e.TS, Kind: e.Kind, Key: e.Key, Message: e.Message}
+	}
+	return out
+}
+
+// alertTraffic reads the capture's snapshot for the bw and target rules.
+type alertTraffic struct{ h *Hub }
+
+func (a alertTraffic) Traffic() rules.Traffic {
+	s := a.h.capture.Snapshot()
+	t := rules.Traffic{Running: s.Running, InBps: s.BpsIn, OutBps: s.BpsOut}
+	for _, e := range s.TopEndpoints {
+		if !e.Local {
+			t.Endpoints = append(t.Endpoints, rules.Endpoint{IP: e.IP, Total: e.Total})
+		}
+	}
+	return t
+}
+
+// alertInventories lists the established connections of the hub host and
+// of the agents seen in the last inventoryMaxAge.
+type alertInventories struct{ h *Hub }
+
+// inventoryMaxAge leaves out agents that stopped reporting: their last
+// inventory is history, not a connection open now.
+const inventoryMaxAge = 10 * time.Minute
+
+// agentConn is the part of an agent's stored connection the rules read.
+type agentConn struct {
+	RemoteAddr string `json:"remote_addr"`
+	Status     string `json:"status"`
+	Process    string `json:"process"`
+}
+
+func (a alertInventories) Inventories(ctx context.Context) ([]rules.Inventory, error) {
+	var out []rules.Inventory
+	if a.h.conns != nil {
+		if cs, err := a.h.conns.Cached(ctx, 5*time.Second); err == nil {
+			inv := rules.Inventory{}
+			for _, c := range cs {
+				inv.Conns = appendConn(inv.Conns, c.RemoteAddr, c.Status, c.Process, 0, "")
+			}
+			out = append(out, inv)
+		}
+	}
+	agents, err := a.h.db.AgentInventories(ctx, time.Now().Add(-inventoryMaxAge).Unix())
+	if err != nil {
+		return out, err
+	}
+	var conns []agentConn
+	for _, ag := range agents {
+		conns = conns[:0]
+		if err := json.Unmarshal([]byte(ag.Connections), &conns); err != nil {
+			continue
+		}
+		inv := rules.Inventory{AgentID: ag.ID, Site: ag.Site}
+		for _, c := range conns {
+			inv.Conns = appendConn(inv.Conns, c.RemoteAddr, c.Status, c.Process, ag.ID, ag.Site)
+		}
+		out = append(out, inv)
+	}
+	return out, nil
+}
+
+// appendConn appends an established connection with a remote end.
+func appendConn(out []rules.Conn, remote, status, process string, agent int64, site string) []rules.Conn {
+	if status != "ESTABLISHED" {
+		return out
+	}
+	host, port, err := net.SplitHostPort(remote)
+	if err != nil {
+		return out
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || p == 0 {
+		return out
+	}
+	return append(out, rules.Conn{AgentID: agent, Site: site, RemoteIP: host, RemotePort: uint16(p), Process: process})
+}
