@@ -114,6 +114,11 @@ type Deps struct {
 	// Alerts is the alert engine: a saved configuration is applied to it
 	// at once, and its events are read through it (nil: not built).
 	Alerts AlertEngine
+	// AlertStore reads alert events and silences (*store.DB);
+	// AlertEngine learns of operators' changes (*alerting.Engine, nil:
+	// not built).
+	AlertStore  AlertStore
+	AlertEngine AlertNotifier
 }
 
 // SSO is the OpenID Connect login (app/auth/oidc.Provider).

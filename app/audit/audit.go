@@ -49,7 +49,12 @@ const (
 	ActionAgentUpdate       = "agent.update"               // display name changed
 	ActionAgentDelete       = "agent.delete"               // by an operator, or archived after -agent-archive-days offline
 
-	ActionAlertsUpdate = "alerts.update" // the alert configuration (secrets masked)
+	ActionAlertsUpdate       = "alerts.update"        // the alert configuration (secrets masked)
+	ActionAlertAck           = "alert.ack"            // an alert event acknowledged
+	ActionAlertResolve       = "alert.resolve"        // an alert event resolved by an operator
+	ActionAlertNote          = "alert.note"           // a note added to an alert event
+	ActionAlertSilenceCreate = "alert.silence.create" //
+	ActionAlertSilenceDelete = "alert.silence.delete" //
 )
 
 // Request is what the chain records of the HTTP request behind an action.

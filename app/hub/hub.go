@@ -224,6 +224,8 @@ func (h *Hub) buildHTTP() error {
 		Settings:       h.db,
 		Vault:          h.vault,
 		Alerts:         h.alerts,
+		AlertStore:     h.db,
+		AlertEngine:    h.alerts,
 		Fleet:          h.fleet,
 		CertAgentID:    pki.AgentID,
 		Guard:          h.guard,
