@@ -13,6 +13,7 @@ import (
 	"netmon/alerting"
 	"netmon/app/api/router"
 	"netmon/app/audit"
+	"netmon/app/errs"
 	"netmon/store"
 )
 
@@ -106,7 +107,15 @@ type alertsPutIn struct {
 	Body AlertSettingsPatch `body:"json"`
 }
 
+// errAlertsGlobal refuses the alert configuration to site-bound
+// identities: it applies to every site, so a site's admin changing it
+// would change the others' alerting.
+var errAlertsGlobal = errs.Forbiddenf("the alert configuration covers every site: site-bound identities cannot read or change it")
+
 func (s *Server) getAlerts(c *gin.Context, _ *router.NoInput) (alerting.Settings, error) {
+	if callerOf(c).SiteBound() {
+		return alerting.Settings{}, errAlertsGlobal
+	}
 	cur, err := LoadAlertSettings(c, s.deps.Settings, s.deps.Vault)
 	if err != nil {
 		return alerting.Settings{}, err
@@ -115,6 +124,9 @@ func (s *Server) getAlerts(c *gin.Context, _ *router.NoInput) (alerting.Settings
 }
 
 func (s *Server) putAlerts(c *gin.Context, in *alertsPutIn) (OKResult, error) {
+	if callerOf(c).SiteBound() {
+		return OKResult{}, errAlertsGlobal
+	}
 	alertConfigMu.Lock()
 	defer alertConfigMu.Unlock()
 	old, err := LoadAlertSettings(c, s.deps.Settings, s.deps.Vault)

@@ -104,12 +104,14 @@ func (s *Server) routeTable() []router.Route {
 		// Alerts (spec 4.4).
 		{Method: http.MethodGet, Path: "/api/alerts", OperationID: "getAlertConfig", Tag: "alerts", Perm: router.Admin,
 			Summary:     "The alert configuration (spec 2.5); secrets that are set show as ********",
-			Description: "Secrets are the notifier tokens and passwords (messenger_token, webhook_v2_secret, email_pass, siem.token) and the notifier URLs, whose path is often the credential. A stored configuration without a section (anomaly) shows that section's defaults.",
-			Do:          router.JSON(s.getAlerts)},
+			Description: "Secrets are the notifier tokens and passwords (messenger_token, webhook_v2_secret, email_pass, siem.token) and the notifier URLs, whose path is often the credential. A stored configuration without a section (anomaly) shows that section's defaults. Site-bound identities get 403: the configuration covers every site.",
+			Do:          router.JSON(s.getAlerts),
+			Errors:      map[int]string{403: "a site-bound identity"}},
 		{Method: http.MethodPut, Path: "/api/alerts", OperationID: "putAlertConfig", Tag: "alerts", Perm: router.Admin,
 			Summary:     "Save the alert configuration and apply it at once: any subset of sections and fields",
-			Description: "Absent sections and fields keep their stored values. A secret sent as ******** or empty keeps the stored one. anomaly.sensitivity must be greater than 0. The change and its audit record (alerts.update, secrets masked) commit together: when the record cannot be written nothing changes (500).",
-			Do:          router.JSON(s.putAlerts)},
+			Description: "Absent sections and fields keep their stored values. A secret sent as ******** or empty keeps the stored one. anomaly.sensitivity must be greater than 0. The change and its audit record (alerts.update, secrets masked) commit together: when the record cannot be written nothing changes (500). Site-bound identities get 403.",
+			Do:          router.JSON(s.putAlerts),
+			Errors:      map[int]string{403: "a site-bound identity"}},
 
 		{Method: http.MethodGet, Path: "/api/alerts/events", OperationID: "listAlertEventsShort", Tag: "alerts", Perm: router.Session,
 			Summary:     "The newest alert events (spec 2.6), newest first",

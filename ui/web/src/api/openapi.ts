@@ -11,12 +11,12 @@ export interface paths {
         };
         /**
          * The alert configuration (spec 2.5); secrets that are set show as ********
-         * @description Secrets are the notifier tokens and passwords (messenger_token, webhook_v2_secret, email_pass, siem.token) and the notifier URLs, whose path is often the credential. A stored configuration without a section (anomaly) shows that section's defaults.
+         * @description Secrets are the notifier tokens and passwords (messenger_token, webhook_v2_secret, email_pass, siem.token) and the notifier URLs, whose path is often the credential. A stored configuration without a section (anomaly) shows that section's defaults. Site-bound identities get 403: the configuration covers every site.
          */
         get: operations["getAlertConfig"];
         /**
          * Save the alert configuration and apply it at once: any subset of sections and fields
-         * @description Absent sections and fields keep their stored values. A secret sent as ******** or empty keeps the stored one. anomaly.sensitivity must be greater than 0. The change and its audit record (alerts.update, secrets masked) commit together: when the record cannot be written nothing changes (500).
+         * @description Absent sections and fields keep their stored values. A secret sent as ******** or empty keeps the stored one. anomaly.sensitivity must be greater than 0. The change and its audit record (alerts.update, secrets masked) commit together: when the record cannot be written nothing changes (500). Site-bound identities get 403.
          */
         put: operations["putAlertConfig"];
         post?: never;
