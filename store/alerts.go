@@ -265,18 +265,19 @@ func (db *DB) OpenAlertEvents(ctx context.Context) ([]record.AlertEvent, error) 
 }
 
 // AgentInventory is an agent's connection inventory as its last batch
-// left it (JSON, as the intake encoded it), with its interface rates.
+// left it (JSON, as the intake encoded it).
 type AgentInventory struct {
 	ID          int64
 	Site        string
+	LastSeen    int64
 	Connections string
-	Rates       string
 }
 
-// AgentInventories returns the inventories of the agents seen at or after
-// since (Unix seconds): the input of the alert engine's connection rules.
+// AgentInventories returns the inventories of the agents whose last batch
+// arrived at or after since (Unix seconds): the alert engine reads only
+// what changed since its previous cycle.
 func (db *DB) AgentInventories(ctx context.Context, since int64) ([]AgentInventory, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT id, site, connections, rates FROM agents WHERE last_seen >= $1 ORDER BY id`, since)
+	rows, err := db.reader.QueryContext(ctx, `SELECT id, site, last_seen, connections FROM agents WHERE last_seen >= $1 ORDER BY id`, since)
 	if err != nil {
 		return nil, fmt.Errorf("agent inventories: %w", err)
 	}
@@ -284,10 +285,28 @@ func (db *DB) AgentInventories(ctx context.Context, since int64) ([]AgentInvento
 	out := []AgentInventory{}
 	for rows.Next() {
 		var a AgentInventory
-		if err := rows.Scan(&a.ID, &a.Site, &a.Connections, &a.Rates); err != nil {
+		if err := rows.Scan(&a.ID, &a.Site, &a.LastSeen, &a.Connections); err != nil {
 			return nil, fmt.Errorf("agent inventories: %w", err)
 		}
 		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// RecentAgentIDs returns the ids of the agents seen at or after since.
+func (db *DB) RecentAgentIDs(ctx context.Context, since int64) ([]int64, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT id FROM agents WHERE last_seen >= $1`, since)
+	if err != nil {
+		return nil, fmt.Errorf("recent agents: %w", err)
+	}
+	defer rows.Close()
+	out := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("recent agents: %w", err)
+		}
+		out = append(out, id)
 	}
 	return out, rows.Err()
 }

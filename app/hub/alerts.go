@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	"netmon/alerting"
@@ -20,7 +21,7 @@ func (h *Hub) buildAlerts() {
 	h.alerts = alerting.New(h.log.With("component", "alerting"), h.cfg.Alerts, alerting.Deps{
 		Store:       h.db,
 		Traffic:     alertTraffic{h},
-		Inventories: alertInventories{h},
+		Inventories: &alertInventories{h: h, agents: map[int64]rules.Inventory{}},
 		Settings: func(ctx context.Context) (alerting.Settings, error) {
 			return api.LoadAlertSettings(ctx, h.db, h.vault)
 		},
@@ -58,8 +59,17 @@ func (a alertTraffic) Traffic() rules.Traffic {
 }
 
 // alertInventories lists the established connections of the hub host and
-// of the agents seen in the last inventoryMaxAge.
-type alertInventories struct{ h *Hub }
+// of the agents seen in the last inventoryMaxAge. Agents' inventories are
+// kept parsed between cycles: each cycle reads and parses only the rows
+// whose batch arrived since the previous one (an agent reports every 30 s,
+// the rules run every 5 s), and drops the agents gone quiet.
+type alertInventories struct {
+	h      *Hub
+	mu     sync.Mutex
+	agents map[int64]rules.Inventory
+	since  int64 // last_seen of the newest row read
+	out    []rules.Inventory
+}
 
 // inventoryMaxAge leaves out agents that stopped reporting: their last
 // inventory is history, not a connection open now.
@@ -72,8 +82,10 @@ type agentConn struct {
 	Process    string `json:"process"`
 }
 
-func (a alertInventories) Inventories(ctx context.Context) ([]rules.Inventory, error) {
-	var out []rules.Inventory
+func (a *alertInventories) Inventories(ctx context.Context) ([]rules.Inventory, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := a.out[:0]
 	if a.h.conns != nil {
 		if cs, err := a.h.conns.Cached(ctx, 5*time.Second); err == nil {
 			inv := rules.Inventory{}
@@ -83,22 +95,42 @@ func (a alertInventories) Inventories(ctx context.Context) ([]rules.Inventory, e
 			out = append(out, inv)
 		}
 	}
-	agents, err := a.h.db.AgentInventories(ctx, time.Now().Add(-inventoryMaxAge).Unix())
+	cutoff := time.Now().Add(-inventoryMaxAge).Unix()
+	// Rows stamped in the second of the previous read are read again: a
+	// batch stored later in that same second is not missed.
+	changed, err := a.h.db.AgentInventories(ctx, max(a.since, cutoff))
 	if err != nil {
 		return out, err
 	}
 	var conns []agentConn
-	for _, ag := range agents {
+	for _, ag := range changed {
+		a.since = max(a.since, ag.LastSeen)
 		conns = conns[:0]
 		if err := json.Unmarshal([]byte(ag.Connections), &conns); err != nil {
 			continue
 		}
-		inv := rules.Inventory{AgentID: ag.ID, Site: ag.Site}
+		inv := rules.Inventory{AgentID: ag.ID, Site: ag.Site, Conns: a.agents[ag.ID].Conns[:0]}
 		for _, c := range conns {
 			inv.Conns = appendConn(inv.Conns, c.RemoteAddr, c.Status, c.Process, ag.ID, ag.Site)
 		}
+		a.agents[ag.ID] = inv
+	}
+	alive, err := a.h.db.RecentAgentIDs(ctx, cutoff)
+	if err != nil {
+		return out, err
+	}
+	keep := make(map[int64]bool, len(alive))
+	for _, id := range alive {
+		keep[id] = true
+	}
+	for id, inv := range a.agents {
+		if !keep[id] {
+			delete(a.agents, id)
+			continue
+		}
 		out = append(out, inv)
 	}
+	a.out = out
 	return out, nil
 }
 
