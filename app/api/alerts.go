@@ -22,6 +22,7 @@ type AlertStore interface {
 	ListAlertEvents(ctx context.Context, f store.AlertFilter) ([]record.AlertEvent, error)
 	AlertEvent(ctx context.Context, id int64) (record.AlertEvent, error)
 	AlertSilences(ctx context.Context, now int64) ([]record.AlertSilence, error)
+	AlertNotes(ctx context.Context, eventID int64) ([]record.AlertNote, error)
 	InTx(ctx context.Context, fn func(*store.Tx) error) error
 }
 
@@ -111,6 +112,27 @@ func (s *Server) alertEvents(c *gin.Context, in *alertEventsIn) (AlertEventPage,
 		page.NextBefore = fmt.Sprintf("%d:%d", last.TS, last.ID)
 	}
 	return page, nil
+}
+
+// AlertEventDetail is an alert event with its notes, oldest first.
+type AlertEventDetail struct {
+	record.AlertEvent
+	Notes []record.AlertNote `json:"notes"`
+}
+
+func (s *Server) alertEvent(c *gin.Context, in *idIn) (AlertEventDetail, error) {
+	ev, err := s.deps.AlertStore.AlertEvent(c, in.ID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && callerOf(c).Visible(ev.Site) != nil) {
+		return AlertEventDetail{}, errNoAlertEvent
+	}
+	if err != nil {
+		return AlertEventDetail{}, err
+	}
+	notes, err := s.deps.AlertStore.AlertNotes(c, in.ID)
+	if err != nil {
+		return AlertEventDetail{}, err
+	}
+	return AlertEventDetail{AlertEvent: ev, Notes: notes}, nil
 }
 
 // AlertNoteBody is the body of POST /api/v1/alerts/events/{id}/note.

@@ -99,10 +99,15 @@ func TestAlertRoutes(t *testing.T) {
 		}
 		boot.call("POST", fmt.Sprintf("/api/v1/alerts/events/%d/resolve", ids[1]), nil).must(t, 409)
 		boot.call("POST", "/api/v1/alerts/events/99999/ack", nil).must(t, 404)
-		notes, err := h.db.AlertNotes(ctx, ids[1])
-		if err != nil || len(notes) != 1 || notes[0].Text != "checking the host" {
-			t.Errorf("notes: %+v %v", notes, err)
+		var detail struct {
+			record.AlertEvent
+			Notes []record.AlertNote `json:"notes"`
 		}
+		boot.call("GET", fmt.Sprintf("/api/v1/alerts/events/%d", ids[1]), nil).must(t, 200).decode(t, &detail)
+		if detail.ID != ids[1] || detail.State != "resolved" || len(detail.Notes) != 1 || detail.Notes[0].Text != "checking the host" || detail.Notes[0].Author != "admin" {
+			t.Errorf("detail: %+v", detail)
+		}
+		boot.call("GET", "/api/v1/alerts/events/99999", nil).must(t, 404)
 		evs, err := h.db.ListAudit(ctx, store.AuditFilter{Action: "alert.*"})
 		if err != nil {
 			t.Fatal(err)
@@ -150,6 +155,7 @@ func TestAlertRoutes(t *testing.T) {
 			t.Errorf("site a sees %+v", page.Events)
 		}
 		sc.call("POST", fmt.Sprintf("/api/v1/alerts/events/%d/ack", ids[2]), nil).must(t, 404)
+		sc.call("GET", fmt.Sprintf("/api/v1/alerts/events/%d", ids[2]), nil).must(t, 404)
 		var short []map[string]any
 		sc.call("GET", "/api/alerts/events", nil).must(t, 200).decode(t, &short)
 		if len(short) != 1 {

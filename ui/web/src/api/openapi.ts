@@ -543,6 +543,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/alerts/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An alert event with its notes (oldest first) */
+        get: operations["getAlertEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/alerts/events/{id}/ack": {
         parameters: {
             query?: never;
@@ -994,6 +1011,23 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AlertEventDetail: {
+            id: number;
+            ts: number;
+            kind: string;
+            key: string;
+            message: string;
+            severity: number;
+            state: string;
+            site: string;
+            count: number;
+            group_id: number;
+            ext_ref: string;
+            agent_id: number;
+            last_ts: number;
+            resolved_ts: number;
+            notes: components["schemas"]["RecordAlertNote"][];
+        };
         AlertEventPage: {
             events: components["schemas"]["RecordAlertEvent"][];
             next_before: string;
@@ -1414,6 +1448,13 @@ export interface components {
             agent_id: number;
             last_ts: number;
             resolved_ts: number;
+        };
+        RecordAlertNote: {
+            id: number;
+            event_id: number;
+            ts: number;
+            author: string;
+            text: string;
         };
         RecordAlertSilence: {
             id: number;
@@ -3011,6 +3052,56 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+        };
+    };
+    getAlertEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertEventDetail"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description no such event (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
