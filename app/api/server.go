@@ -107,6 +107,18 @@ type Deps struct {
 	AuditLog interface {
 		AppendAudit(ctx context.Context, e store.AuditEvent) (store.AuditEvent, error)
 	}
+	// Settings keeps the alert configuration (*store.DB); Vault seals its
+	// secrets (*vault.Vault).
+	Settings SettingsStore
+	Vault    Sealer
+	// Alerts is the alert engine: a saved configuration is applied to it
+	// at once, and its events are read through it (nil: not built).
+	Alerts AlertEngine
+	// AlertStore reads alert events and silences (*store.DB);
+	// AlertEngine learns of operators' changes (*alerting.Engine, nil:
+	// not built).
+	AlertStore  AlertStore
+	AlertEngine AlertNotifier
 }
 
 // SSO is the OpenID Connect login (app/auth/oidc.Provider).

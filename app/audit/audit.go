@@ -48,6 +48,13 @@ const (
 	ActionStaticTokenRotate = "enroll_token.rotate_static" // the hub's generated static enroll token replaced
 	ActionAgentUpdate       = "agent.update"               // display name changed
 	ActionAgentDelete       = "agent.delete"               // by an operator, or archived after -agent-archive-days offline
+
+	ActionAlertsUpdate       = "alerts.update"        // the alert configuration (secrets masked)
+	ActionAlertAck           = "alert.ack"            // an alert event acknowledged
+	ActionAlertResolve       = "alert.resolve"        // an alert event resolved by an operator
+	ActionAlertNote          = "alert.note"           // a note added to an alert event
+	ActionAlertSilenceCreate = "alert.silence.create" //
+	ActionAlertSilenceDelete = "alert.silence.delete" //
 )
 
 // Request is what the chain records of the HTTP request behind an action.

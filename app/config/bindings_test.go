@@ -26,6 +26,7 @@ func TestHubFlagsBindOneFieldEach(t *testing.T) {
 		{"db", "Store.DSN", "netmon.db"},
 		{"retention-hours", "Retention.Hours", "168"},
 		{"prune", "Retention.Enabled", "true"},
+		{"alerts", "Alerts.Enabled", "true"},
 		{"max-conns", "HTTP.MaxConns", "0"},
 		{"max-conns-per-source", "HTTP.MaxConnsPerSource", "0"},
 		{"auth-password", "Auth.Password", ""},

@@ -21,6 +21,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"netmon/alerting"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,6 +88,8 @@ type HubConfig struct {
 	Fleet fleet.Config
 	// TLS is the hub's CA and HTTPS (-tls, -tls-dir, -tls-hosts, -tls-cert, -tls-key).
 	TLS pki.Config
+	// Alerts is the alert engine (-alerts).
+	Alerts alerting.Config
 }
 
 // Server holds the settings of the hub process itself, which belong to
@@ -137,6 +140,7 @@ func DefaultHubConfig() HubConfig {
 		Syslog:    syslog.DefaultConfig(),
 		Fleet:     fleet.DefaultConfig(),
 		TLS:       pki.DefaultConfig(),
+		Alerts:    alerting.DefaultConfig(),
 	}
 }
 

@@ -32,6 +32,7 @@ func (h *Hub) buildCapture() error {
 	// The origin allow-list needs the bound port.
 	h.cfg.Live.AllowedOrigins = live.Origins(h.cfg.Server.PublicURL, h.cfg.TLS.Enabled, h.cfg.TLS.Hosts, h.port())
 	ticker := live.NewTicker(h.log.With("component", "live"), h.capture, h.conns, h.geo)
+	ticker.SetAlerts(alertTick{h})
 	h.live = live.New(h.log.With("component", "live"), h.cfg.Live, ticker, liveSessions{h.auth}, h.reg)
 	h.parts.add("live", h.live.Start, noCtx(h.live.Stop))
 	return nil

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"netmon/alerting"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,6 +76,7 @@ type Hub struct {
 	syslog    *syslog.Receiver
 	pki       *pki.Authority
 	fleet     *fleet.Service
+	alerts    *alerting.Engine
 	api       *api.Server
 	srv       *http.Server
 
@@ -129,6 +131,7 @@ func New(ctx context.Context, log *slog.Logger, cfg config.HubConfig, opts ...Op
 	if err := h.buildFleet(ctx); err != nil {
 		return nil, err
 	}
+	h.buildAlerts()
 	if err := h.buildHTTP(); err != nil {
 		return nil, err
 	}
@@ -218,6 +221,11 @@ func (h *Hub) buildHTTP() error {
 		Live:           h.live,
 		Flows:          h.db,
 		AuditLog:       h.db,
+		Settings:       h.db,
+		Vault:          h.vault,
+		Alerts:         h.alerts,
+		AlertStore:     h.db,
+		AlertEngine:    h.alerts,
 		Fleet:          h.fleet,
 		CertAgentID:    pki.AgentID,
 		Guard:          h.guard,

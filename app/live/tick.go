@@ -23,9 +23,11 @@ type Tick struct {
 	// TickConnections (GET /api/connections has them all).
 	Connections []proc.Connection `json:"connections"`
 	// ConnectionsTotal is how many sockets the host has.
-	ConnectionsTotal int          `json:"connections_total"`
-	AlertEvents      []AlertEvent `json:"alert_events"` // alerting arrives later: always []
-	Record           TickRecord   `json:"record"`
+	ConnectionsTotal int `json:"connections_total"`
+	// AlertEvents are the alert events stored since the previous tick
+	// (always an array, empty when none).
+	AlertEvents []AlertEvent `json:"alert_events"`
+	Record      TickRecord   `json:"record"`
 }
 
 // AlertEvent is an alert of a tick (spec 6.1).
@@ -50,6 +52,12 @@ type Capture interface {
 	RecordStatus() pcaprec.Status
 }
 
+// AlertSource hands over the alert events stored since its previous call
+// (the alert engine, adapted by app/hub).
+type AlertSource interface {
+	NewAlertEvents() []AlertEvent
+}
+
 // Ticker computes ticks from the capture and the connection inventory: the
 // TickSource of the hub's feed.
 type Ticker struct {
@@ -57,7 +65,12 @@ type Ticker struct {
 	capture Capture
 	conns   proc.Cacher
 	geo     proc.Lookup
+	alerts  AlertSource
 }
+
+// SetAlerts makes ticks carry the new events of a (set before Start; nil:
+// none).
+func (t *Ticker) SetAlerts(a AlertSource) { t.alerts = a }
 
 // NewTicker returns the hub's tick source; geo may be nil.
 func NewTicker(log *slog.Logger, c Capture, conns proc.Cacher, geo proc.Lookup) *Ticker {
@@ -73,9 +86,15 @@ func (t *Ticker) Tick(ctx context.Context) (any, error) {
 		conns = []proc.Connection{}
 	}
 	rs := t.capture.RecordStatus()
+	alerts := []AlertEvent{}
+	if t.alerts != nil {
+		if evs := t.alerts.NewAlertEvents(); len(evs) > 0 {
+			alerts = evs
+		}
+	}
 	return Tick{
 		Type: "tick", Stats: t.capture.Snapshot(), Connections: topConnections(conns, TickConnections), ConnectionsTotal: len(conns),
-		AlertEvents: []AlertEvent{},
+		AlertEvents: alerts,
 		Record:      TickRecord{Recording: rs.Recording, Packets: rs.Packets, Bytes: rs.Bytes},
 	}, nil
 }

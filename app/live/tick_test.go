@@ -1,10 +1,16 @@
 package live
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
+	"time"
 
+	"netmon/capture"
+	"netmon/capture/pcaprec"
 	"netmon/capture/proc"
 )
 
@@ -55,5 +61,47 @@ func TestTickConnectionsCapped(t *testing.T) {
 	// Fewer sockets than the cap: all of them, in their order.
 	if got := topConnections(cs[:5], TickConnections); len(got) != 5 || got[1].LocalAddr != cs[1].LocalAddr {
 		t.Errorf("short list changed: %v", got)
+	}
+}
+
+type stillCapture struct{}
+
+func (stillCapture) Snapshot() capture.Snapshot   { return capture.Snapshot{} }
+func (stillCapture) RecordStatus() pcaprec.Status { return pcaprec.Status{} }
+
+type noSockets struct{}
+
+func (noSockets) Cached(context.Context, time.Duration) ([]proc.Conn, error) { return nil, nil }
+
+type alertQueue struct{ batches [][]AlertEvent }
+
+func (q *alertQueue) NewAlertEvents() []AlertEvent {
+	if len(q.batches) == 0 {
+		return nil
+	}
+	b := q.batches[0]
+	q.batches = q.batches[1:]
+	return b
+}
+
+// TestTickAlertEvents: a tick carries the alert events stored since the
+// previous one, as {id, ts, kind, key, message}, and [] when there are
+// none (spec 6.1).
+func TestTickAlertEvents(t *testing.T) {
+	q := &alertQueue{batches: [][]AlertEvent{{{ID: 7, TS: 1000, Kind: "port", Key: "3|198.51.100.7:4444", Message: "m"}}}}
+	tk := NewTicker(slog.New(slog.DiscardHandler), stillCapture{}, noSockets{}, nil)
+	tk.SetAlerts(q)
+	for i, want := range []string{
+		`"alert_events":[{"id":7,"ts":1000,"kind":"port","key":"3|198.51.100.7:4444","message":"m"}]`,
+		`"alert_events":[]`,
+	} {
+		tick, err := tk.Tick(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(tick)
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("tick %d: %s lacks %s", i, raw, want)
+		}
 	}
 }

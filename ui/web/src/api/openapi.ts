@@ -2,6 +2,50 @@
 // ../../testdata/openapi/openapi.json. DO NOT EDIT: run `make api-types`.
 
 export interface paths {
+    "/api/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The alert configuration (spec 2.5); secrets that are set show as ********
+         * @description Secrets are the notifier tokens and passwords (messenger_token, webhook_v2_secret, email_pass, siem.token) and the notifier URLs, whose path is often the credential. A stored configuration without a section (anomaly) shows that section's defaults. Site-bound identities get 403: the configuration covers every site.
+         */
+        get: operations["getAlertConfig"];
+        /**
+         * Save the alert configuration and apply it at once: any subset of sections and fields
+         * @description Absent sections and fields keep their stored values. A secret sent as ******** or empty keeps the stored one. anomaly.sensitivity must be greater than 0. The change and its audit record (alerts.update, secrets masked) commit together: when the record cannot be written nothing changes (500). Site-bound identities get 403.
+         */
+        put: operations["putAlertConfig"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/alerts/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The newest alert events (spec 2.6), newest first
+         * @description A site-bound caller sees its site's events only. GET /api/v1/alerts/events has filters and paging.
+         */
+        get: operations["listAlertEventsShort"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/oidc/callback": {
         parameters: {
             query?: never;
@@ -479,6 +523,144 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/alerts/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Alert events with filters, newest first, with a cursor
+         * @description Order: ts descending, then id descending; pass next_before back as before for the next page: pages never skip or repeat. severity is a minimum. A site-bound caller sees its site's events only. count is how often the condition fired while the event was open; last_ts when it last did.
+         */
+        get: operations["listAlertEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An alert event with its notes (oldest first) */
+        get: operations["getAlertEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/events/{id}/ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acknowledge a firing alert event (firing → ack)
+         * @description Audited (alert.ack). The event keeps counting repeats of its condition until resolved.
+         */
+        post: operations["ackAlertEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/events/{id}/note": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a note to an alert event (its state does not change)
+         * @description Audited (alert.note, with the text).
+         */
+        post: operations["noteAlertEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/events/{id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve an alert event (firing or ack → resolved)
+         * @description Audited (alert.resolve). The condition firing again is a new event once the cooldown has passed.
+         */
+        post: operations["resolveAlertEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/silences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Silences that have not ended (all=true: every one), newest first
+         * @description A site-bound caller sees its site's silences only.
+         */
+        get: operations["listAlertSilences"];
+        put?: never;
+        /**
+         * Create a silence: new events matching kind, site and key (globs with *) between start and end are not stored
+         * @description Empty matchers match anything. Past its end a silence no longer matches, without anyone deleting it. A site-bound caller's site is forced. Audited (alert.silence.create).
+         */
+        post: operations["createAlertSilence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/silences/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a silence (audited: alert.silence.delete) */
+        delete: operations["deleteAlertSilence"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/audit": {
         parameters: {
             query?: never;
@@ -829,6 +1011,141 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AlertEventDetail: {
+            id: number;
+            ts: number;
+            kind: string;
+            key: string;
+            message: string;
+            severity: number;
+            state: string;
+            site: string;
+            count: number;
+            group_id: number;
+            ext_ref: string;
+            agent_id: number;
+            last_ts: number;
+            resolved_ts: number;
+            notes: components["schemas"]["RecordAlertNote"][];
+        };
+        AlertEventPage: {
+            events: components["schemas"]["RecordAlertEvent"][];
+            next_before: string;
+        };
+        AlertEventShort: {
+            id: number;
+            ts: number;
+            kind: string;
+            key: string;
+            message: string;
+            severity: number;
+            state: string;
+            site: string;
+            count: number;
+            group_id: number;
+            ext_ref: string;
+            agent_id: number;
+        };
+        AlertNoteBody: {
+            text: string;
+        };
+        AlertSilenceCreate: {
+            /** @description kind matcher; * matches any run of characters; empty = any */
+            kind: string;
+            /** @description site matcher (a site-bound caller's site is forced) */
+            site: string;
+            /** @description key matcher */
+            key: string;
+            /** @description Unix seconds; 0 = now */
+            start: number;
+            /** @description Unix seconds */
+            end: number;
+            comment: string;
+        };
+        AlertingAnomalyRule: {
+            enabled: boolean;
+            sensitivity: number;
+            min_samples: number;
+            window_min: number;
+            crit_z: number;
+        };
+        AlertingBandwidthRule: {
+            enabled: boolean;
+            in_mbps: number;
+            out_mbps: number;
+            seconds: number;
+        };
+        AlertingFWVendorRule: {
+            vpn_down: boolean;
+            sdwan_latency_ms: number;
+            sdwan_jitter_ms: number;
+            sdwan_loss_pct: number;
+            max_sessions: number;
+        };
+        AlertingIOCRule: {
+            enabled: boolean;
+        };
+        AlertingIfaceRule: {
+            warn_pct: number;
+            crit_pct: number;
+            sustain_sec: number;
+        };
+        AlertingNewProcRule: {
+            enabled: boolean;
+            ignore: string[];
+        };
+        AlertingNewTargetRule: {
+            enabled: boolean;
+            min_total_mb: number;
+        };
+        AlertingNotifiers: {
+            desktop: boolean;
+            generic_url: string;
+            chatapp1_url: string;
+            chatapp2_url: string;
+            messenger_token: string;
+            messenger_chat_id: string;
+            teamchat_url: string;
+            webhook_v2_url: string;
+            webhook_v2_secret: string;
+            email_host: string;
+            /** @description 0 means 587 */
+            email_port: number;
+            email_from: string;
+            email_to: string[];
+            email_user: string;
+            email_pass: string;
+            siem: components["schemas"]["AlertingSIEM"];
+        };
+        AlertingPortsRule: {
+            enabled: boolean;
+            ports: number[];
+        };
+        AlertingSIEM: {
+            enabled: boolean;
+            /** @enum {string} */
+            format: "" | "cef" | "leef" | "json" | "text";
+            /** @enum {string} */
+            transport: "" | "syslog-udp" | "syslog-tcp" | "http";
+            target: string;
+            token: string;
+            insecure: boolean;
+        };
+        AlertingSettings: {
+            enabled: boolean;
+            cooldown_min: number;
+            bandwidth: components["schemas"]["AlertingBandwidthRule"];
+            ports: components["schemas"]["AlertingPortsRule"];
+            new_proc: components["schemas"]["AlertingNewProcRule"];
+            new_target: components["schemas"]["AlertingNewTargetRule"];
+            anomaly: components["schemas"]["AlertingAnomalyRule"];
+            ioc: components["schemas"]["AlertingIOCRule"];
+            iface: components["schemas"]["AlertingIfaceRule"];
+            fwvendor: components["schemas"]["AlertingFWVendorRule"];
+            auto_resolve_min: number;
+            correlate_window_sec: number;
+            notifiers: components["schemas"]["AlertingNotifiers"];
+        };
         AuthErrorBody: {
             /** @enum {string} */
             error: "oturum gerekli";
@@ -1118,6 +1435,40 @@ export interface components {
             database: string;
             error?: string;
         };
+        RecordAlertEvent: {
+            id: number;
+            ts: number;
+            kind: string;
+            key: string;
+            message: string;
+            severity: number;
+            state: string;
+            site: string;
+            count: number;
+            group_id: number;
+            ext_ref: string;
+            agent_id: number;
+            last_ts: number;
+            resolved_ts: number;
+        };
+        RecordAlertNote: {
+            id: number;
+            event_id: number;
+            ts: number;
+            author: string;
+            text: string;
+        };
+        RecordAlertSilence: {
+            id: number;
+            kind: string;
+            site: string;
+            key: string;
+            start: number;
+            end: number;
+            comment: string;
+            created_by: string;
+            created_at: number;
+        };
         RecordFileEntry: {
             name: string;
             bytes: number;
@@ -1290,6 +1641,154 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getAlertConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertingSettings"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    putAlertConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertingSettings"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OKResult"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listAlertEventsShort: {
+        parameters: {
+            query?: {
+                /** @description most recent events */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertEventShort"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+        };
+    };
     oidcCallback: {
         parameters: {
             query?: never;
@@ -2493,6 +2992,499 @@ export interface operations {
                 };
             };
             /** @description no such agent (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listAlertEvents: {
+        parameters: {
+            query?: {
+                /** @description only this kind (bw, port, proc, target, iface_util, ...) */
+                kind?: string;
+                /** @description only this state */
+                state?: "firing" | "ack" | "resolved";
+                /** @description at least this severity */
+                severity?: number;
+                /** @description only this site */
+                site?: string;
+                /** @description only this agent's events (0: any) */
+                agent?: number;
+                /** @description earliest ts, Unix seconds (inclusive) */
+                from?: number;
+                /** @description latest ts, Unix seconds (inclusive) */
+                to?: number;
+                /** @description cursor: the next_before of the previous page */
+                before?: string;
+                /** @description events per page */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertEventPage"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+        };
+    };
+    getAlertEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertEventDetail"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description no such event (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    ackAlertEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordAlertEvent"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission operate */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such event (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the event is not firing */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    noteAlertEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description alert event id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertNoteBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordAlertEvent"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission operate */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such event (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    resolveAlertEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordAlertEvent"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission operate */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such event (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the event is already resolved */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listAlertSilences: {
+        parameters: {
+            query?: {
+                /** @description include silences that have ended */
+                all?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordAlertSilence"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+        };
+    };
+    createAlertSilence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertSilenceCreate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordAlertSilence"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission operate */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteAlertSilence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OKResult"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission operate */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such silence (or another site's) */
             404: {
                 headers: {
                     [name: string]: unknown;

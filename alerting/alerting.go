@@ -1,0 +1,252 @@
+// Package alerting is the alert engine (spec 2.5, 2.6, 3, 6.3): it runs
+// the rules of alerting/rules on their cadences, turns what they raise
+// into alert events — one stored row per condition, a repeat while it is
+// open only increments its count, a cooldown per kind|key, silences
+// suppress — and resolves events whose condition stopped.
+//
+// It imports only leaves and its own subpackages: its inputs (the
+// capture's rates, connection inventories, interface rates) and its
+// storage come through the small interfaces below, which app/hub fills
+// with the concrete capture, fleet and store. The HTTP side (app/api)
+// stores operators' changes with their audit records and tells the
+// engine (Apply, StateChanged, SilencesChanged).
+package alerting
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"netmon/alerting/rules"
+	"netmon/store/record"
+)
+
+// Store keeps alert events and silences (*store.DB through app/hub).
+type Store interface {
+	InsertAlertEvent(ctx context.Context, e record.AlertEvent) (record.AlertEvent, error)
+	RepeatAlertEvent(ctx context.Context, id, count, ts int64) error
+	ResolveAlertEvent(ctx context.Context, id, ts int64) error
+	// OpenAlertEvents returns the firing and acknowledged events, so a
+	// restarted hub goes on counting repeats instead of storing new rows.
+	OpenAlertEvents(ctx context.Context) ([]record.AlertEvent, error)
+	// AlertSilences returns the silences not ended at now.
+	AlertSilences(ctx context.Context, now int64) ([]record.AlertSilence, error)
+}
+
+// TrafficSource is the hub's capture, as the bw and target rules read it.
+type TrafficSource interface {
+	Traffic() rules.Traffic
+}
+
+// InventorySource lists connection inventories: the hub host's and each
+// agent's last batch (established connections only).
+type InventorySource interface {
+	Inventories(ctx context.Context) ([]rules.Inventory, error)
+}
+
+// IfaceSource lists interface rates with link speeds.
+type IfaceSource interface {
+	IfaceRates(ctx context.Context) ([]rules.IfaceRate, error)
+}
+
+// Deps are the engine's inputs; a nil source turns its rules off.
+type Deps struct {
+	Store       Store
+	Traffic     TrafficSource
+	Inventories InventorySource
+	Ifaces      IfaceSource
+	// Settings loads the stored alert configuration at Start.
+	Settings func(ctx context.Context) (Settings, error)
+	// Now is the clock (time.Now when nil); tests inject theirs.
+	Now func() time.Time
+}
+
+// Engine evaluates the rules and keeps the events' lifecycle.
+type Engine struct {
+	log *slog.Logger
+	cfg Config
+	dep Deps
+	m   *metrics
+
+	mu       sync.Mutex
+	settings Settings
+	ignore   map[string]bool
+	open     map[string]*openEvent // by kind|key
+	last     map[string]time.Time  // last stored event by kind|key (cooldown)
+	silences []record.AlertSilence
+	silAt    time.Time
+	pending  []record.AlertEvent // new events for the tick
+
+	bw     rules.BW
+	port   rules.Port
+	proc   rules.Proc
+	target rules.Target
+	iface  rules.Iface
+	buf    []rules.Alert
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// openEvent is a firing or acknowledged event in memory.
+type openEvent struct {
+	id, count int64
+	state     string
+	lastSeen  time.Time
+}
+
+// New builds the engine; it does no I/O.
+func New(log *slog.Logger, cfg Config, deps Deps, reg prometheus.Registerer) *Engine {
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	e := &Engine{log: log, cfg: cfg, dep: deps, open: map[string]*openEvent{}, last: map[string]time.Time{}}
+	e.m = newMetrics(reg, func() float64 {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return float64(len(e.open))
+	})
+	e.applyLocked(DefaultSettings())
+	return e
+}
+
+// Start loads the configuration, the open events and the silences, and,
+// when enabled, starts the evaluation loops.
+func (e *Engine) Start() error {
+	ctx := context.Background()
+	if err := e.Load(ctx); err != nil {
+		return err
+	}
+	if !e.cfg.Enabled {
+		return nil
+	}
+	ctx, e.cancel = context.WithCancel(ctx)
+	e.done = make(chan struct{})
+	go e.run(ctx)
+	return nil
+}
+
+// Load reads the stored configuration, the open events and the silences.
+func (e *Engine) Load(ctx context.Context) error {
+	if e.dep.Settings != nil {
+		s, err := e.dep.Settings(ctx)
+		if err != nil {
+			return err
+		}
+		e.Apply(s)
+	}
+	if e.dep.Store == nil {
+		return nil
+	}
+	evs, err := e.dep.Store.OpenAlertEvents(ctx)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	for _, ev := range evs {
+		k := ev.Kind + "|" + ev.Key
+		e.open[k] = &openEvent{id: ev.ID, count: ev.Count, state: ev.State, lastSeen: time.Unix(ev.LastTS, 0)}
+		if t := time.Unix(ev.TS, 0); t.After(e.last[k]) {
+			e.last[k] = t
+		}
+	}
+	e.mu.Unlock()
+	return e.SilencesChanged(ctx)
+}
+
+// Stop ends the loops.
+func (e *Engine) Stop() error {
+	if e.cancel != nil {
+		e.cancel()
+		<-e.done
+	}
+	return nil
+}
+
+func (e *Engine) run(ctx context.Context) {
+	defer close(e.done)
+	fast := time.NewTicker(e.cfg.SnapshotEvery)
+	defer fast.Stop()
+	slow := time.NewTicker(e.cfg.InventoryEvery)
+	defer slow.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-fast.C:
+			e.EvalSnapshot(ctx)
+		case <-slow.C:
+			e.EvalInventory(ctx)
+		}
+	}
+}
+
+// Apply makes s the configuration at once (PUT /api/alerts).
+func (e *Engine) Apply(s Settings) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.applyLocked(s)
+}
+
+func (e *Engine) applyLocked(s Settings) {
+	e.settings = s.clone()
+	e.port.SetPorts(s.Ports.Ports)
+	e.ignore = make(map[string]bool, len(s.NewProc.Ignore))
+	for _, p := range s.NewProc.Ignore {
+		e.ignore[p] = true
+	}
+}
+
+// Settings returns the configuration in force.
+func (e *Engine) Settings() Settings {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.settings.clone()
+}
+
+// SilencesChanged re-reads the silences (after a create or delete).
+func (e *Engine) SilencesChanged(ctx context.Context) error {
+	if e.dep.Store == nil {
+		return nil
+	}
+	now := e.dep.Now()
+	list, err := e.dep.Store.AlertSilences(ctx, now.Unix())
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.silences, e.silAt = list, now
+	e.mu.Unlock()
+	return nil
+}
+
+// StateChanged tells the engine an operator acknowledged or resolved an
+// event (already stored with its audit record). A resolved event closes:
+// its condition firing again, once outside the cooldown, is a new event.
+func (e *Engine) StateChanged(ev record.AlertEvent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k := ev.Kind + "|" + ev.Key
+	o := e.open[k]
+	if o == nil || o.id != ev.ID {
+		return
+	}
+	if ev.State == record.AlertResolved {
+		delete(e.open, k)
+		return
+	}
+	o.state = ev.State
+}
+
+// Drain returns the events stored since the last call (for the
+// WebSocket tick) and empties the buffer.
+func (e *Engine) Drain() []record.AlertEvent {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := e.pending
+	e.pending = nil
+	return out
+}

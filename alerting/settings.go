@@ -1,0 +1,288 @@
+package alerting
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"netmon/app/errs"
+)
+
+// Settings is the alert configuration of spec 2.5, as GET and PUT
+// /api/alerts carry it. It is the operator's document, kept in the
+// database; Config (config.go) is the engine's start-up tuning.
+//
+// Rules not evaluated yet (anomaly, ioc, the firewall-device rules,
+// sla_breach, time_drift) are accepted and kept so a console can set them
+// before the engine evaluates them.
+type Settings struct {
+	// Enabled turns every rule on or off at once.
+	Enabled bool `json:"enabled"`
+	// CooldownMin is the minimum time between two stored events of the
+	// same kind|key (default 10; spec section 8).
+	CooldownMin int `json:"cooldown_min" jsonschema:"minimum=0"`
+	// Bandwidth is the bw rule.
+	Bandwidth BandwidthRule `json:"bandwidth"`
+	// Ports is the port rule.
+	Ports PortsRule `json:"ports"`
+	// NewProc is the proc rule.
+	NewProc NewProcRule `json:"new_proc"`
+	// NewTarget is the target rule.
+	NewTarget NewTargetRule `json:"new_target"`
+	// Anomaly is the seasonal baseline rule (not evaluated yet).
+	Anomaly AnomalyRule `json:"anomaly"`
+	// IOC is the threat-list rule (not evaluated yet).
+	IOC IOCRule `json:"ioc"`
+	// Iface is the iface_util rule.
+	Iface IfaceRule `json:"iface"`
+	// FWVendor holds the firewall-device rules (not evaluated yet).
+	FWVendor FWVendorRule `json:"fwvendor"`
+	// AutoResolveMin resolves a firing or acknowledged event whose
+	// condition has not repeated for this many minutes (0 = never).
+	AutoResolveMin int `json:"auto_resolve_min" jsonschema:"minimum=0"`
+	// CorrelateWindowSec is the incident correlation window (kept for the
+	// correlation engine).
+	CorrelateWindowSec int `json:"correlate_window_sec" jsonschema:"minimum=0"`
+	// Notifiers are the delivery channels (delivery is the next issue).
+	Notifiers Notifiers `json:"notifiers"`
+}
+
+// BandwidthRule fires when the capture's rate stays over a threshold.
+type BandwidthRule struct {
+	Enabled bool    `json:"enabled"`
+	InMbps  float64 `json:"in_mbps" jsonschema:"minimum=0"`
+	OutMbps float64 `json:"out_mbps" jsonschema:"minimum=0"`
+	Seconds int     `json:"seconds" jsonschema:"minimum=0"`
+}
+
+// PortsRule fires on an established connection to a listed remote port.
+type PortsRule struct {
+	Enabled bool  `json:"enabled"`
+	Ports   []int `json:"ports"`
+}
+
+// NewProcRule fires on a process never seen on an agent before.
+type NewProcRule struct {
+	Enabled bool     `json:"enabled"`
+	Ignore  []string `json:"ignore"`
+}
+
+// NewTargetRule fires when a remote address first reaches MinTotalMB.
+type NewTargetRule struct {
+	Enabled    bool    `json:"enabled"`
+	MinTotalMB float64 `json:"min_total_mb" jsonschema:"minimum=0"`
+}
+
+// AnomalyRule is the seasonal baseline rule.
+type AnomalyRule struct {
+	Enabled     bool    `json:"enabled"`
+	Sensitivity float64 `json:"sensitivity" jsonschema:"exclusiveMinimum=0"`
+	MinSamples  int     `json:"min_samples" jsonschema:"minimum=1"`
+	WindowMin   int     `json:"window_min" jsonschema:"minimum=1"`
+	// CritZ is the z-score from which an anomaly is crit (0 = never).
+	CritZ float64 `json:"crit_z" jsonschema:"minimum=0"`
+}
+
+// IOCRule is the threat-list rule.
+type IOCRule struct {
+	Enabled bool `json:"enabled"`
+}
+
+// IfaceRule is the interface utilisation rule.
+type IfaceRule struct {
+	WarnPct    float64 `json:"warn_pct" jsonschema:"minimum=0"`
+	CritPct    float64 `json:"crit_pct" jsonschema:"minimum=0"`
+	SustainSec int     `json:"sustain_sec" jsonschema:"minimum=0"`
+}
+
+// FWVendorRule holds the firewall-device thresholds.
+type FWVendorRule struct {
+	VPNDown        bool    `json:"vpn_down"`
+	SDWANLatencyMS float64 `json:"sdwan_latency_ms"`
+	SDWANJitterMS  float64 `json:"sdwan_jitter_ms"`
+	SDWANLossPct   float64 `json:"sdwan_loss_pct"`
+	MaxSessions    int     `json:"max_sessions"`
+}
+
+// Notifiers are the delivery channels of spec 2.5.
+type Notifiers struct {
+	Desktop         bool     `json:"desktop"`
+	GenericURL      string   `json:"generic_url"`
+	Chatapp1URL     string   `json:"chatapp1_url"`
+	Chatapp2URL     string   `json:"chatapp2_url"`
+	MessengerToken  string   `json:"messenger_token"`
+	MessengerChatID string   `json:"messenger_chat_id"`
+	TeamchatURL     string   `json:"teamchat_url"`
+	WebhookV2URL    string   `json:"webhook_v2_url"`
+	WebhookV2Secret string   `json:"webhook_v2_secret"`
+	EmailHost       string   `json:"email_host"`
+	EmailPort       int      `json:"email_port" jsonschema:"description=0 means 587"`
+	EmailFrom       string   `json:"email_from"`
+	EmailTo         []string `json:"email_to"`
+	EmailUser       string   `json:"email_user"`
+	EmailPass       string   `json:"email_pass"`
+	SIEM            SIEM     `json:"siem"`
+}
+
+// SIEM is the SIEM forwarder of spec 2.5.
+type SIEM struct {
+	Enabled   bool   `json:"enabled"`
+	Format    string `json:"format" jsonschema:"enum=,enum=cef,enum=leef,enum=json,enum=text"`
+	Transport string `json:"transport" jsonschema:"enum=,enum=syslog-udp,enum=syslog-tcp,enum=http"`
+	Target    string `json:"target"`
+	Token     string `json:"token"`
+	Insecure  bool   `json:"insecure"`
+}
+
+// DefaultSettings are the settings of a hub nobody configured: alerting
+// on, the spec's defaults, every rule off until set.
+func DefaultSettings() Settings {
+	return Settings{
+		Enabled:     true,
+		CooldownMin: 10,
+		Bandwidth:   BandwidthRule{InMbps: 100, OutMbps: 100, Seconds: 10},
+		Ports:       PortsRule{Ports: []int{}},
+		NewProc:     NewProcRule{Ignore: []string{}},
+		NewTarget:   NewTargetRule{MinTotalMB: 100},
+		Anomaly:     DefaultAnomaly(),
+		Iface:       IfaceRule{WarnPct: 70, CritPct: 90, SustainSec: 300},
+		Notifiers:   Notifiers{EmailTo: []string{}},
+	}
+}
+
+// DefaultAnomaly is the anomaly section of spec 8: sensitivity 3.0, 120
+// samples, a 5-minute window.
+func DefaultAnomaly() AnomalyRule {
+	return AnomalyRule{Sensitivity: 3.0, MinSamples: 120, WindowMin: 5}
+}
+
+// Masked is what GET shows in place of a secret that is set; a PUT
+// carrying it (or an empty value) keeps the stored secret.
+const Masked = "********"
+
+// secrets lists the settings that are credentials: the tokens, the
+// passwords and the chat webhook URLs, whose path is the credential
+// (anyone holding one can post to the channel).
+func (s *Settings) secrets() []*string {
+	n := &s.Notifiers
+	return []*string{&n.MessengerToken, &n.WebhookV2Secret, &n.EmailPass, &n.SIEM.Token,
+		&n.Chatapp1URL, &n.Chatapp2URL, &n.TeamchatURL, &n.GenericURL, &n.WebhookV2URL}
+}
+
+// Masked returns s with every secret that is set replaced by Masked.
+func (s Settings) Masked() Settings {
+	s = s.clone()
+	for _, p := range s.secrets() {
+		if *p != "" {
+			*p = Masked
+		}
+	}
+	return s
+}
+
+// KeepSecrets returns s with every secret that is empty or Masked taken
+// from old: a form that shows the mask and is saved back unchanged must
+// not erase the stored credential (RELIABILITY case 30).
+func (s Settings) KeepSecrets(old Settings) Settings {
+	s = s.clone()
+	olds := old.secrets()
+	for i, p := range s.secrets() {
+		if *p == "" || *p == Masked {
+			*p = *olds[i]
+		}
+	}
+	return s
+}
+
+// SplitSecrets returns s with its secrets emptied and the secrets alone,
+// in the order of secrets(): the database keeps the second sealed.
+func (s Settings) SplitSecrets() (Settings, []string) {
+	s = s.clone()
+	var out []string
+	for _, p := range s.secrets() {
+		out = append(out, *p)
+		*p = ""
+	}
+	return s, out
+}
+
+// WithSecrets returns s with its secrets set from vals (SplitSecrets'
+// second result); missing values stay as they are.
+func (s Settings) WithSecrets(vals []string) Settings {
+	s = s.clone()
+	for i, p := range s.secrets() {
+		if i < len(vals) {
+			*p = vals[i]
+		}
+	}
+	return s
+}
+
+// Merge applies a partial document to s: sections and fields present in
+// doc replace s's, the rest stays (spec 4.4: partial sections accepted).
+func (s Settings) Merge(doc []byte) (Settings, error) {
+	out := s.clone()
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	if err := dec.Decode(&out); err != nil {
+		return s, errs.Invalidf("alert configuration: %v", err)
+	}
+	return out, nil
+}
+
+// ParseStored reads a stored document over the defaults, so a config
+// saved before a section existed (anomaly, above all) gets its defaults.
+func ParseStored(doc []byte) (Settings, error) {
+	s := DefaultSettings()
+	if err := json.Unmarshal(doc, &s); err != nil {
+		return DefaultSettings(), err
+	}
+	if s.Anomaly == (AnomalyRule{}) {
+		s.Anomaly = DefaultAnomaly()
+	}
+	return s, nil
+}
+
+// Validate refuses values the engine cannot use, naming the field.
+func (s Settings) Validate() error {
+	switch {
+	case s.CooldownMin < 0:
+		return errs.InvalidField("cooldown_min", "must not be negative")
+	case s.Anomaly.Sensitivity <= 0:
+		return errs.InvalidField("anomaly.sensitivity", "must be greater than 0")
+	case s.Anomaly.MinSamples < 1:
+		return errs.InvalidField("anomaly.min_samples", "must be at least 1")
+	case s.Anomaly.WindowMin < 1:
+		return errs.InvalidField("anomaly.window_min", "must be at least 1")
+	case s.Bandwidth.Seconds < 0:
+		return errs.InvalidField("bandwidth.seconds", "must not be negative")
+	case s.Iface.WarnPct < 0 || s.Iface.CritPct < 0:
+		return errs.InvalidField("iface", "percentages must not be negative")
+	case s.AutoResolveMin < 0:
+		return errs.InvalidField("auto_resolve_min", "must not be negative")
+	case s.Notifiers.EmailPort < 0 || s.Notifiers.EmailPort > 65535:
+		return errs.InvalidField("notifiers.email_port", "must be 0-65535")
+	}
+	for _, p := range s.Ports.Ports {
+		if p < 1 || p > 65535 {
+			return errs.InvalidField("ports.ports", "port %d out of 1-65535", p)
+		}
+	}
+	switch s.Notifiers.SIEM.Format {
+	case "", "cef", "leef", "json", "text":
+	default:
+		return errs.InvalidField("notifiers.siem.format", "must be cef, leef, json or text")
+	}
+	switch s.Notifiers.SIEM.Transport {
+	case "", "syslog-udp", "syslog-tcp", "http":
+	default:
+		return errs.InvalidField("notifiers.siem.transport", "must be syslog-udp, syslog-tcp or http")
+	}
+	return nil
+}
+
+// clone deep-copies the slices so callers never share them.
+func (s Settings) clone() Settings {
+	s.Ports.Ports = append([]int{}, s.Ports.Ports...)
+	s.NewProc.Ignore = append([]string{}, s.NewProc.Ignore...)
+	s.Notifiers.EmailTo = append([]string{}, s.Notifiers.EmailTo...)
+	return s
+}

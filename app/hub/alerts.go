@@ -1,0 +1,151 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"netmon/alerting"
+	"netmon/alerting/rules"
+	"netmon/app/api"
+	"netmon/app/live"
+)
+
+// buildAlerts builds the alert engine over the capture, the hub's and the
+// agents' connection inventories and the store; the API applies saved
+// configurations to it and the live feed carries its new events.
+func (h *Hub) buildAlerts() {
+	h.alerts = alerting.New(h.log.With("component", "alerting"), h.cfg.Alerts, alerting.Deps{
+		Store:       h.db,
+		Traffic:     alertTraffic{h},
+		Inventories: &alertInventories{h: h, agents: map[int64]rules.Inventory{}},
+		Settings: func(ctx context.Context) (alerting.Settings, error) {
+			return api.LoadAlertSettings(ctx, h.db, h.vault)
+		},
+	}, h.reg)
+	h.parts.add("alerts", h.alerts.Start, noCtx(h.alerts.Stop))
+}
+
+// alertTick hands the live feed the engine's new events.
+type alertTick struct{ h *Hub }
+
+func (a alertTick) NewAlertEvents() []live.AlertEvent {
+	if a.h.alerts == nil {
+		return nil
+	}
+	evs := a.h.alerts.Drain()
+	out := make([]live.AlertEvent, len(evs))
+	for i, e := range evs {
+		out[i] = live.AlertEvent{ID: e.ID, TS: e.TS, Kind: e.Kind, Key: e.Key, Message: e.Message}
+	}
+	return out
+}
+
+// alertTraffic reads the capture's snapshot for the bw and target rules.
+type alertTraffic struct{ h *Hub }
+
+func (a alertTraffic) Traffic() rules.Traffic {
+	s := a.h.capture.Snapshot()
+	t := rules.Traffic{Running: s.Running, InBps: s.BpsIn, OutBps: s.BpsOut}
+	for _, e := range s.TopEndpoints {
+		if !e.Local {
+			t.Endpoints = append(t.Endpoints, rules.Endpoint{IP: e.IP, Total: e.Total})
+		}
+	}
+	return t
+}
+
+// alertInventories lists the established connections of the hub host and
+// of the agents seen in the last inventoryMaxAge. Agents' inventories are
+// kept parsed between cycles: each cycle reads and parses only the rows
+// whose batch arrived since the previous one (an agent reports every 30 s,
+// the rules run every 5 s), and drops the agents gone quiet.
+type alertInventories struct {
+	h      *Hub
+	mu     sync.Mutex
+	agents map[int64]rules.Inventory
+	since  int64 // last_seen of the newest row read
+	out    []rules.Inventory
+}
+
+// inventoryMaxAge leaves out agents that stopped reporting: their last
+// inventory is history, not a connection open now.
+const inventoryMaxAge = 10 * time.Minute
+
+// agentConn is the part of an agent's stored connection the rules read.
+type agentConn struct {
+	RemoteAddr string `json:"remote_addr"`
+	Status     string `json:"status"`
+	Process    string `json:"process"`
+}
+
+func (a *alertInventories) Inventories(ctx context.Context) ([]rules.Inventory, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := a.out[:0]
+	if a.h.conns != nil {
+		if cs, err := a.h.conns.Cached(ctx, 5*time.Second); err == nil {
+			inv := rules.Inventory{}
+			for _, c := range cs {
+				inv.Conns = appendConn(inv.Conns, c.RemoteAddr, c.Status, c.Process, 0, "")
+			}
+			out = append(out, inv)
+		}
+	}
+	cutoff := time.Now().Add(-inventoryMaxAge).Unix()
+	// Rows stamped in the second of the previous read are read again: a
+	// batch stored later in that same second is not missed.
+	changed, err := a.h.db.AgentInventories(ctx, max(a.since, cutoff))
+	if err != nil {
+		return out, err
+	}
+	var conns []agentConn
+	for _, ag := range changed {
+		a.since = max(a.since, ag.LastSeen)
+		conns = conns[:0]
+		if err := json.Unmarshal([]byte(ag.Connections), &conns); err != nil {
+			continue
+		}
+		inv := rules.Inventory{AgentID: ag.ID, Site: ag.Site, Conns: a.agents[ag.ID].Conns[:0]}
+		for _, c := range conns {
+			inv.Conns = appendConn(inv.Conns, c.RemoteAddr, c.Status, c.Process, ag.ID, ag.Site)
+		}
+		a.agents[ag.ID] = inv
+	}
+	alive, err := a.h.db.RecentAgentIDs(ctx, cutoff)
+	if err != nil {
+		return out, err
+	}
+	keep := make(map[int64]bool, len(alive))
+	for _, id := range alive {
+		keep[id] = true
+	}
+	for id, inv := range a.agents {
+		if !keep[id] {
+			delete(a.agents, id)
+			continue
+		}
+		out = append(out, inv)
+	}
+	a.out = out
+	return out, nil
+}
+
+// appendConn appends an established connection with a remote end.
+func appendConn(out []rules.Conn, remote, status, process string, agent int64, site string) []rules.Conn {
+	if status != "ESTABLISHED" {
+		return out
+	}
+	host, port, err := net.SplitHostPort(remote)
+	if err != nil {
+		return out
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || p == 0 {
+		return out
+	}
+	return append(out, rules.Conn{AgentID: agent, Site: site, RemoteIP: host, RemotePort: uint16(p), Process: process})
+}

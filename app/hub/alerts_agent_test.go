@@ -1,0 +1,69 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"netmon/agentmode/wire"
+	"netmon/app/config"
+	"netmon/store"
+	"netmon/store/record"
+	"netmon/store/storetest"
+)
+
+// TestAgentConnectionRules: port and proc fire from an agent's telemetry
+// through the real path (intake → agents row → the engine's inventory
+// input → store): the port event repeats (count) on its one row, proc
+// stays silent on the agent's first inventory and fires on a process it
+// had not seen.
+func TestAgentConnectionRules(t *testing.T) {
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		// The engine's loops are off: the test runs the 5-second cycle.
+		h, admin := fleetHub(t, dsn, func(c *config.HubConfig) { c.Alerts.Enabled = false })
+		ctx := context.Background()
+		admin.call("PUT", "/api/alerts", `{"ports":{"enabled":true,"ports":[4444]},"new_proc":{"enabled":true,"ignore":["chrome"]}}`).must(t, 200)
+		a := enrolled(t, hello(t, h, testStaticToken, wire.Hello{Name: "ws-1", MachineID: "m-alerts"}))
+		send := func(seq uint64, procs ...string) {
+			b := wire.Telemetry{TS: time.Now().Unix(), Seq: seq, Interfaces: []wire.Interface{{Name: "eth0"}}}
+			b.Connections = append(b.Connections, wire.Connection{Proto: "tcp", LocalAddr: "10.0.0.5:50000", RemoteAddr: "198.51.100.7:4444", Status: "ESTABLISHED", PID: 10, Process: "nc"})
+			for i, p := range procs {
+				b.Connections = append(b.Connections, wire.Connection{Proto: "tcp", LocalAddr: fmt.Sprintf("10.0.0.5:%d", 50001+i), RemoteAddr: "203.0.113.9:443", Status: "ESTABLISHED", PID: int32(20 + i), Process: p})
+			}
+			telemetry(t, h, a.AgentToken, b).must(t, 200)
+			eventually(t, "the batch stored", func() bool {
+				ag, err := h.db.Agent(ctx, a.AgentID)
+				return err == nil && ag.Conns == len(b.Connections)
+			})
+		}
+		agentEvents := func() []record.AlertEvent {
+			evs, err := h.db.ListAlertEvents(ctx, store.AlertFilter{AgentID: a.AgentID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return evs
+		}
+
+		send(1, "curl")
+		h.alerts.EvalInventory(ctx)
+		evs := agentEvents()
+		if len(evs) != 1 || evs[0].Kind != "port" || evs[0].Key != fmt.Sprintf("%d|198.51.100.7:4444", a.AgentID) || evs[0].Severity != 9 || evs[0].Count != 1 {
+			t.Fatalf("after the first inventory: %+v", evs)
+		}
+
+		send(2, "curl", "chrome", "socat")
+		h.alerts.EvalInventory(ctx)
+		evs = agentEvents()
+		if len(evs) != 2 {
+			t.Fatalf("after the second inventory: %+v", evs)
+		}
+		proc, port := evs[0], evs[1]
+		if proc.Kind != "proc" || proc.Key != fmt.Sprintf("%d|socat", a.AgentID) || proc.Severity != 4 {
+			t.Errorf("proc event: %+v", proc)
+		}
+		if port.Count != 2 {
+			t.Errorf("port event count %d, want 2 (a repeat while firing)", port.Count)
+		}
+	})
+}
