@@ -28,6 +28,8 @@ type Batch struct {
 	AttrIface   string           `json:"attr_iface,omitempty"`
 	AttrNote    string           `json:"attr_note,omitempty"`
 	Version     string           `json:"version,omitempty"`
+	// DeepSections (processes, l7, dns) are inlined (deep.go).
+	DeepSections
 }
 
 // BatchOf converts a wire batch (tests, in-process producers).

@@ -199,6 +199,9 @@ func (s *Service) Telemetry(ctx context.Context, agent AgentRef, ip netip.Addr, 
 	rec := record.Telemetry{AgentID: agent.ID, Seq: seq, TS: t.TS, RemoteIP: ip.String(), Version: clip(t.Version, 64),
 		AttrMethod: attrMethod(t.AttrMethod), AttrIface: clip(t.AttrIface, maxTextField), AttrNote: clip(t.AttrNote, 1024),
 		Dropped: t.Dropped, Conns: t.Connections.Len(), Connections: t.Connections.JSON()}
+	if err := s.takeDeep(agent.ID, seq, &t); err != nil {
+		return wire.TelemetryResponse{}, err
+	}
 	rates, counters, deltas := s.rates(st, &t, &rec)
 	rec.Rates, _ = json.Marshal(rates)
 	rec.Counters, _ = json.Marshal(t.Interfaces)

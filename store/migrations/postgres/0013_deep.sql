@@ -1,0 +1,66 @@
+-- Deep collection (spec 2.9, 4.6, 4.10; issue 17): what agents report per
+-- process, per TLS SNI / HTTP Host and per DNS name, kept as per-agent,
+-- per-minute aggregates (ts is the minute's start, Unix seconds). Agents
+-- send deltas per interval; a batch adds to these tables once, which
+-- agent_deep_seqs records in the same transaction (a replayed batch finds
+-- its (agent_id, seq) there and adds nothing).
+CREATE TABLE agent_deep_seqs (
+    agent_id BIGINT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+    seq      BIGINT NOT NULL,
+    ts       BIGINT NOT NULL,
+    PRIMARY KEY (agent_id, seq)
+);
+CREATE INDEX agent_deep_seqs_ts ON agent_deep_seqs (ts);
+
+-- Bytes per process and PID; process '(unattributed)' with pid 0 holds
+-- what the agent could not attribute, by reason ('' otherwise).
+CREATE TABLE agent_proc_minutes (
+    agent_id  BIGINT  NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+    ts        BIGINT  NOT NULL,
+    process   TEXT    NOT NULL,
+    pid       INTEGER NOT NULL,
+    reason    TEXT    NOT NULL,
+    bytes_in  BIGINT  NOT NULL,
+    bytes_out BIGINT  NOT NULL,
+    PRIMARY KEY (agent_id, ts, process, pid, reason)
+);
+CREATE INDEX agent_proc_minutes_ts ON agent_proc_minutes (ts);
+
+-- TLS ClientHello SNI (kind 'tls') and HTTP Host (kind 'http').
+CREATE TABLE agent_l7_minutes (
+    agent_id BIGINT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+    ts       BIGINT NOT NULL,
+    host     TEXT   NOT NULL,
+    kind     TEXT   NOT NULL,
+    process  TEXT   NOT NULL,
+    bytes    BIGINT NOT NULL,
+    hits     BIGINT NOT NULL,
+    PRIMARY KEY (agent_id, ts, host, kind, process)
+);
+CREATE INDEX agent_l7_minutes_ts ON agent_l7_minutes (ts);
+
+CREATE TABLE agent_dns_minutes (
+    agent_id  BIGINT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+    ts        BIGINT NOT NULL,
+    domain    TEXT   NOT NULL,
+    process   TEXT   NOT NULL,
+    queries   BIGINT NOT NULL,
+    responses BIGINT NOT NULL,
+    PRIMARY KEY (agent_id, ts, domain, process)
+);
+CREATE INDEX agent_dns_minutes_ts ON agent_dns_minutes (ts);
+
+-- Remote ends of the connection inventory per process: the process
+-- detail's destinations and the connection.seen events. count is the
+-- sockets seen there, summed over the minute's batches.
+CREATE TABLE agent_conn_minutes (
+    agent_id    BIGINT  NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+    ts          BIGINT  NOT NULL,
+    process     TEXT    NOT NULL,
+    proto       TEXT    NOT NULL,
+    remote_ip   TEXT    NOT NULL,
+    remote_port INTEGER NOT NULL,
+    count       BIGINT  NOT NULL,
+    PRIMARY KEY (agent_id, ts, process, proto, remote_ip, remote_port)
+);
+CREATE INDEX agent_conn_minutes_ts ON agent_conn_minutes (ts);

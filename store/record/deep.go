@@ -1,0 +1,71 @@
+package record
+
+// Deep is what one agent telemetry batch reports of deep collection (spec
+// 2.9, issue 17): bytes per process, TLS SNI / HTTP Host observations and
+// DNS names, each a delta over the batch's interval. The store adds them
+// to per-agent, per-minute aggregates exactly once per (AgentID, Seq): a
+// replayed batch is recognised by its seq and adds nothing.
+type Deep struct {
+	AgentID int64
+	// Seq is the telemetry batch's seq; TS its time, Unix seconds (already
+	// clamped by the intake).
+	Seq uint64
+	TS  int64
+	// Processes, L7 and DNS are the batch's sections, already bounded and
+	// made valid UTF-8 by the intake.
+	Processes []ProcessBytes
+	L7        []L7Hit
+	DNS       []DNSCount
+	// Conns are the remote ends of the batch's connection inventory per
+	// process (the connection.seen observations and the process detail's
+	// destinations), grouped by the intake.
+	Conns []ConnSeen
+}
+
+// ProcessBytes is the traffic of one process (one PID) in a batch.
+// Process "(unattributed)" carries the bytes the agent saw but could not
+// tie to a process, with Reason saying why (short-lived, kernel thread,
+// other network namespace ...; "" when the agent gives none).
+type ProcessBytes struct {
+	Process  string
+	PID      int32
+	Reason   string
+	BytesIn  uint64
+	BytesOut uint64
+}
+
+// L7Hit is one (host, kind, process) of a batch: Kind is "tls" (ClientHello
+// SNI) or "http" (HTTP/1.x Host).
+type L7Hit struct {
+	Host    string
+	Kind    string
+	Process string
+	Bytes   uint64
+	Hits    uint64
+}
+
+// DNSCount is one (domain, process) of a batch.
+type DNSCount struct {
+	Domain    string
+	Process   string
+	Queries   uint64
+	Responses uint64
+}
+
+// ConnSeen is one remote end a process had sockets to during a batch.
+type ConnSeen struct {
+	Process    string
+	Proto      string
+	RemoteIP   string
+	RemotePort uint16
+	// Count is how many of the inventory's sockets went there.
+	Count uint64
+}
+
+// DeepSink takes deep collection records. It is apart from Sink so that
+// the producers that never send them (flow and syslog collectors) and
+// their test doubles need not know of them; the queue implements both.
+// Like Sink's Put methods, PutDeep never blocks and copies what it keeps.
+type DeepSink interface {
+	PutDeep(ds []Deep) bool
+}
