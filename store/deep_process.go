@@ -45,9 +45,9 @@ type ProcessDestination struct {
 	RemotePort int    `json:"remote_port"`
 	Proto      string `json:"proto"`
 	// Sockets is the sockets seen there, summed over the batches.
-	Sockets   int64 `json:"sockets" doc:"sockets seen to this end, summed over the window's telemetry batches"`
-	FirstSeen int64 `json:"first_seen" doc:"start of the first minute it was seen, Unix seconds"`
-	LastSeen  int64 `json:"last_seen" doc:"start of the last minute it was seen, Unix seconds"`
+	Sockets   int64 `json:"sockets" jsonschema_description:"sockets seen to this end, summed over the window's telemetry batches"`
+	FirstSeen int64 `json:"first_seen" jsonschema_description:"start of the first minute it was seen, Unix seconds"`
+	LastSeen  int64 `json:"last_seen" jsonschema_description:"start of the last minute it was seen, Unix seconds"`
 }
 
 // ProcessDestinations returns the remote ends of agent's process since
@@ -74,10 +74,10 @@ func (db *DB) ProcessDestinations(ctx context.Context, agent int64, process stri
 // ProcessName is a DNS name or an SNI/Host a process used.
 type ProcessName struct {
 	// Kind is dns, tls or http.
-	Kind string `json:"kind" doc:"dns (a DNS query), tls (ClientHello SNI) or http (HTTP Host)"`
-	Name string `json:"name" doc:"the domain or host, stored as text"`
+	Kind string `json:"kind" jsonschema_description:"dns (a DNS query), tls (ClientHello SNI) or http (HTTP Host)"`
+	Name string `json:"name" jsonschema_description:"the domain or host, stored as text"`
 	// Count is queries (dns) or hits (tls, http).
-	Count int64 `json:"count" doc:"queries (dns) or connections carrying the name (tls, http)"`
+	Count int64 `json:"count" jsonschema_description:"queries (dns) or connections carrying the name (tls, http)"`
 	// Answers is DNS responses (0 for tls and http); Bytes the L7 bytes
 	// (0 for dns).
 	Answers   int64 `json:"answers"`

@@ -8,18 +8,18 @@ import (
 // ProcessItem is one row of GET /api/v1/processes (spec 2.9): a process
 // name's bytes summed over the window and the agents it ran on.
 type ProcessItem struct {
-	Process    string `json:"process" doc:"process name; (unattributed) holds the bytes the agents could not tie to a process"`
+	Process    string `json:"process" jsonschema_description:"process name; (unattributed) holds the bytes the agents could not tie to a process"`
 	BytesIn    int64  `json:"bytes_in"`
 	BytesOut   int64  `json:"bytes_out"`
-	Total      int64  `json:"total" doc:"bytes_in + bytes_out"`
-	AgentCount int64  `json:"agent_count" doc:"distinct agents that reported the process in the window"`
+	Total      int64  `json:"total" jsonschema_description:"bytes_in + bytes_out"`
+	AgentCount int64  `json:"agent_count" jsonschema_description:"distinct agents that reported the process in the window"`
 }
 
 // L7Item is one row of GET /api/v1/l7 (spec 2.9), grouped by host, kind
 // and process.
 type L7Item struct {
-	Host       string `json:"host" doc:"TLS SNI or HTTP Host as sent by the client, stored as text"`
-	Kind       string `json:"kind" doc:"tls (ClientHello SNI) or http (HTTP/1.x Host)"`
+	Host       string `json:"host" jsonschema_description:"TLS SNI or HTTP Host as sent by the client, stored as text"`
+	Kind       string `json:"kind" jsonschema_description:"tls (ClientHello SNI) or http (HTTP/1.x Host)"`
 	Process    string `json:"process"`
 	Bytes      int64  `json:"bytes"`
 	Hits       int64  `json:"hits"`

@@ -59,7 +59,7 @@ func TestDeepSums(t *testing.T) {
 		}
 		writes := [][]record.Deep{
 			{batch(a, 1, now, 100), batch(a, 2, now+30, 200), batch(a, 1, now, 100)}, // a repeat within a write
-			{batch(a, 2, now+30, 200), batch(b, 1, now-120, 1000)},                  // a replay in a later write
+			{batch(a, 2, now+30, 200), batch(b, 1, now-120, 1000)},                   // a replay in a later write
 		}
 		for _, w := range writes {
 			if n, err := db.WriteDeep(ctx, w); err != nil || n != len(w) {

@@ -18,9 +18,9 @@ import (
 // protocol version 1: a batch without them is a batch of an agent that
 // does not collect (or of an older agent). Batch embeds them.
 type DeepSections struct {
-	Processes []ProcessTraffic `json:"processes,omitempty" doc:"bytes per process since the previous batch"`
-	L7        []L7Observation  `json:"l7,omitempty" doc:"TLS SNI and HTTP Host seen since the previous batch"`
-	DNS       []DNSObservation `json:"dns,omitempty" doc:"DNS names asked since the previous batch"`
+	Processes []ProcessTraffic `json:"processes,omitempty" jsonschema_description:"bytes per process since the previous batch"`
+	L7        []L7Observation  `json:"l7,omitempty" jsonschema_description:"TLS SNI and HTTP Host seen since the previous batch"`
+	DNS       []DNSObservation `json:"dns,omitempty" jsonschema_description:"DNS names asked since the previous batch"`
 }
 
 // UnattributedProcess names the bytes an agent saw but could not tie to a
@@ -29,17 +29,17 @@ const UnattributedProcess = "(unattributed)"
 
 // ProcessTraffic is one process's bytes in a batch (deltas).
 type ProcessTraffic struct {
-	Process  string `json:"process" doc:"process name; (unattributed) for bytes not tied to a process"`
+	Process  string `json:"process" jsonschema_description:"process name; (unattributed) for bytes not tied to a process"`
 	PID      int32  `json:"pid"`
 	BytesIn  uint64 `json:"bytes_in"`
 	BytesOut uint64 `json:"bytes_out"`
-	Reason   string `json:"reason,omitempty" doc:"for (unattributed): why (short-lived process, kernel thread, other network namespace ...)"`
+	Reason   string `json:"reason,omitempty" jsonschema_description:"for (unattributed): why (short-lived process, kernel thread, other network namespace ...)"`
 }
 
 // L7Observation is one (host, kind, process) in a batch (deltas).
 type L7Observation struct {
 	Host    string `json:"host"`
-	Kind    string `json:"kind" doc:"tls (ClientHello SNI) or http (HTTP/1.x Host)"`
+	Kind    string `json:"kind" jsonschema_description:"tls (ClientHello SNI) or http (HTTP/1.x Host)"`
 	Process string `json:"process"`
 	Bytes   uint64 `json:"bytes"`
 	Hits    uint64 `json:"hits"`

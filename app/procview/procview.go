@@ -49,35 +49,35 @@ type Detail struct {
 	AgentID int64  `json:"agent_id"`
 	Process string `json:"process"`
 	// Minutes is the window the aggregates cover, ending now.
-	Minutes int     `json:"minutes" doc:"window of the aggregates, in minutes ending now"`
+	Minutes int     `json:"minutes" jsonschema_description:"window of the aggregates, in minutes ending now"`
 	Summary Summary `json:"summary"`
 	// Reasons is the breakdown of (unattributed) bytes by reason; empty
 	// for a named process.
-	Reasons      []Reason      `json:"unattributed_reasons" doc:"for (unattributed): bytes by the reason the agent gave; empty otherwise"`
-	Destinations []Destination `json:"destinations" doc:"remote ends of the process's sockets over the window, grouped by remote ip, port and proto, most sockets first"`
+	Reasons      []Reason      `json:"unattributed_reasons" jsonschema_description:"for (unattributed): bytes by the reason the agent gave; empty otherwise"`
+	Destinations []Destination `json:"destinations" jsonschema_description:"remote ends of the process's sockets over the window, grouped by remote ip, port and proto, most sockets first"`
 	// Connections are the process's sockets in the agent's last batch.
-	Connections []wire.Connection `json:"connections" doc:"live: the process's sockets in the agent's last telemetry batch"`
+	Connections []wire.Connection `json:"connections" jsonschema_description:"live: the process's sockets in the agent's last telemetry batch"`
 	// Names are the DNS names and SNI/Host values the process used.
-	Names    []store.ProcessName `json:"names" doc:"application visibility: DNS names (kind dns) and TLS SNI / HTTP Host (kind tls, http) the process used"`
-	Buckets  []Bucket            `json:"buckets" doc:"bytes per minute over the window, oldest first (minutes without traffic left out)"`
+	Names    []store.ProcessName `json:"names" jsonschema_description:"application visibility: DNS names (kind dns) and TLS SNI / HTTP Host (kind tls, http) the process used"`
+	Buckets  []Bucket            `json:"buckets" jsonschema_description:"bytes per minute over the window, oldest first (minutes without traffic left out)"`
 	Timeline Timeline            `json:"timeline"`
 }
 
 // Summary sums the process over the window.
 type Summary struct {
-	FirstSeen int64   `json:"first_seen" doc:"start of the first minute with traffic in the window, Unix seconds (0: none)"`
-	LastSeen  int64   `json:"last_seen" doc:"start of the last minute with traffic, Unix seconds (0: none)"`
-	PIDs      []int32 `json:"pids" doc:"distinct PIDs seen in the window, ascending"`
+	FirstSeen int64   `json:"first_seen" jsonschema_description:"start of the first minute with traffic in the window, Unix seconds (0: none)"`
+	LastSeen  int64   `json:"last_seen" jsonschema_description:"start of the last minute with traffic, Unix seconds (0: none)"`
+	PIDs      []int32 `json:"pids" jsonschema_description:"distinct PIDs seen in the window, ascending"`
 	BytesIn   int64   `json:"bytes_in"`
 	BytesOut  int64   `json:"bytes_out"`
 	Total     int64   `json:"total"`
 	// LastRate is the last minute's bytes per second, both directions.
-	LastRate float64 `json:"last_bucket_bps" doc:"bytes per second of the last minute with traffic (in + out over 60 s)"`
+	LastRate float64 `json:"last_bucket_bps" jsonschema_description:"bytes per second of the last minute with traffic (in + out over 60 s)"`
 }
 
 // Reason is the (unattributed) bytes of one reason.
 type Reason struct {
-	Reason   string `json:"reason" doc:"as the agent reported it; empty when it gave none"`
+	Reason   string `json:"reason" jsonschema_description:"as the agent reported it; empty when it gave none"`
 	BytesIn  int64  `json:"bytes_in"`
 	BytesOut int64  `json:"bytes_out"`
 }
@@ -85,8 +85,8 @@ type Reason struct {
 // Destination is a remote end with its GeoIP.
 type Destination struct {
 	store.ProcessDestination
-	Country string `json:"country" doc:"ISO 3166 alpha-2 of the remote ip when known"`
-	ASN     string `json:"asn" doc:"autonomous system of the remote ip when known"`
+	Country string `json:"country" jsonschema_description:"ISO 3166 alpha-2 of the remote ip when known"`
+	ASN     string `json:"asn" jsonschema_description:"autonomous system of the remote ip when known"`
 }
 
 // Bucket is one minute of the process.
@@ -98,14 +98,14 @@ type Bucket struct {
 
 // Timeline is what happened to the process over the window.
 type Timeline struct {
-	FirstSeen int64 `json:"first_seen" doc:"first minute with traffic (0: none)"`
-	FirstDNS  int64 `json:"first_dns" doc:"first minute with a DNS query of the process (0: none)"`
-	FirstL7   int64 `json:"first_l7" doc:"first minute with a TLS SNI or HTTP Host of the process (0: none)"`
+	FirstSeen int64 `json:"first_seen" jsonschema_description:"first minute with traffic (0: none)"`
+	FirstDNS  int64 `json:"first_dns" jsonschema_description:"first minute with a DNS query of the process (0: none)"`
+	FirstL7   int64 `json:"first_l7" jsonschema_description:"first minute with a TLS SNI or HTTP Host of the process (0: none)"`
 	// Spikes are the minutes whose bytes exceed mean + 3 sigma.
-	Spikes []Spike `json:"spikes" doc:"minutes whose bytes (in + out) exceed the window's mean + 3 sigma"`
+	Spikes []Spike `json:"spikes" jsonschema_description:"minutes whose bytes (in + out) exceed the window's mean + 3 sigma"`
 	// Alerts are the alerts about this process: empty until alerting
 	// lands.
-	Alerts []RelatedAlert `json:"related_alerts" doc:"alerts about the process (always empty until alerting lands)"`
+	Alerts []RelatedAlert `json:"related_alerts" jsonschema_description:"alerts about the process (always empty until alerting lands)"`
 }
 
 // Spike is one minute above mean + 3 sigma.
