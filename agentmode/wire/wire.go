@@ -103,6 +103,128 @@ type Telemetry struct {
 	AttrNote   string `json:"attr_note,omitempty"`
 	// Version is the agent's build version (it may change after an update).
 	Version string `json:"version,omitempty"`
+	// Processes, L7 and DNS are deep collection (spec 2.9), filled when an
+	// attribution backend runs (attr_method is not "off"). Every number
+	// in them is a delta over the interval that ends at TS, so a lost
+	// batch loses only its own interval and a replayed one (same Seq) is
+	// ignored by the hub rather than counted twice. Absent (omitted) when
+	// attribution is off; an old hub ignores them.
+	Processes []ProcessTraffic `json:"processes,omitempty"`
+	L7        []L7Observation  `json:"l7,omitempty"`
+	DNS       []DNSObservation `json:"dns,omitempty"`
+}
+
+// UnattributedProcess is the Process of the row that holds the bytes the
+// backend saw but could not tie to a process; its Reasons say why.
+const UnattributedProcess = "(unattributed)"
+
+// Reasons of unattributed traffic (UnattributedReason.Reason).
+const (
+	// ReasonNoSocket: no socket of this host matched the packet's
+	// 5-tuple, typically a short-lived process gone before the lookup, or
+	// traffic merely crossing the interface (forwarded, or for another
+	// host).
+	ReasonNoSocket = "socket not found"
+	// ReasonProcessGone: the socket was found but no process held it any
+	// more (or its owner could not be read).
+	ReasonProcessGone = "process gone"
+	// ReasonOtherNamespace: the socket lives in another network namespace
+	// (a container), whose socket table this agent does not read.
+	ReasonOtherNamespace = "other network namespace"
+	// ReasonKernel: a socket owned by the kernel (no process), such as
+	// a TIME_WAIT socket or a kernel thread's.
+	ReasonKernel = "kernel socket"
+	// ReasonNotIP: frames that are not IPv4/IPv6 TCP or UDP (ARP, ICMP,
+	// other protocols), counted but not tied to sockets.
+	ReasonNotIP = "not tcp/udp"
+	// ReasonLookupLimited: the lookup was skipped because the socket table
+	// refresh is rate-limited and the cache had no entry yet.
+	ReasonLookupLimited = "lookup rate-limited"
+)
+
+// ProcessTraffic is one process's traffic in the interval (spec 2.9
+// process traffic item, per agent): bytes and packets in both directions,
+// split by remote destination. Process "(unattributed)" (PID 0) carries
+// the bytes no process could be found for, with Reasons.
+type ProcessTraffic struct {
+	// Process is the process name (comm on Linux), PID its process id;
+	// one row per (process, pid).
+	Process string `json:"process"`
+	PID     int32  `json:"pid"`
+	// BytesIn/BytesOut count link-layer bytes received/sent by the
+	// process in the interval; PacketsIn/PacketsOut the packets.
+	BytesIn    uint64 `json:"bytes_in"`
+	BytesOut   uint64 `json:"bytes_out"`
+	PacketsIn  uint64 `json:"packets_in"`
+	PacketsOut uint64 `json:"packets_out"`
+	// Remotes splits the traffic by remote destination (ip, port,
+	// proto), most bytes first, at most MaxRemotes per process.
+	Remotes []Remote `json:"remotes,omitempty"`
+	// Reasons splits the "(unattributed)" row by why no process was
+	// found; empty for other rows.
+	Reasons []UnattributedReason `json:"reasons,omitempty"`
+}
+
+// MaxRemotes bounds ProcessTraffic.Remotes.
+const MaxRemotes = 32
+
+// Remote is one remote end of a process's traffic in the interval.
+type Remote struct {
+	// Proto is tcp or udp.
+	Proto string `json:"proto"`
+	// IP is the remote address (IPv4 dotted or IPv6), Port its port.
+	IP         string `json:"ip"`
+	Port       uint16 `json:"port"`
+	BytesIn    uint64 `json:"bytes_in"`
+	BytesOut   uint64 `json:"bytes_out"`
+	PacketsIn  uint64 `json:"packets_in"`
+	PacketsOut uint64 `json:"packets_out"`
+}
+
+// UnattributedReason is the part of the unattributed traffic with one
+// reason (the Reason* constants).
+type UnattributedReason struct {
+	Reason  string `json:"reason"`
+	Bytes   uint64 `json:"bytes"`
+	Packets uint64 `json:"packets"`
+}
+
+// L7 kinds (L7Observation.Kind).
+const (
+	// KindTLS: the server name of a TLS ClientHello (SNI).
+	KindTLS = "tls"
+	// KindHTTP: the Host header of an HTTP/1.x request.
+	KindHTTP = "http"
+)
+
+// L7Observation is one (host, kind, process, pid) seen in outgoing TCP in
+// the interval (spec 2.9 L7 item, per agent).
+type L7Observation struct {
+	// Host is the SNI or HTTP Host (lower case, without port).
+	Host string `json:"host"`
+	// Kind is KindTLS or KindHTTP.
+	Kind    string `json:"kind"`
+	Process string `json:"process"`
+	PID     int32  `json:"pid"`
+	// Bytes counts the bytes, both directions, of the connections that
+	// named Host, during the interval.
+	Bytes uint64 `json:"bytes"`
+	// Hits counts the ClientHellos or requests naming Host in the
+	// interval.
+	Hits uint64 `json:"hits"`
+}
+
+// DNSObservation is one (domain, process, pid) asked in the interval
+// (spec 2.9 DNS item, per agent). Reverse lookups, .local and dotless
+// names are never reported (spec 1).
+type DNSObservation struct {
+	// Domain is the query name, lower case, without the trailing dot.
+	Domain  string `json:"domain"`
+	Process string `json:"process"`
+	PID     int32  `json:"pid"`
+	// Queries counts the queries sent, Responses the answers received.
+	Queries   uint64 `json:"queries"`
+	Responses uint64 `json:"responses"`
 }
 
 // Interface holds an interface's cumulative counters since boot.
