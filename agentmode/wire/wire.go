@@ -251,6 +251,13 @@ type Connection struct {
 type TelemetryResponse struct {
 	OK       bool `json:"ok"`
 	Interval int  `json:"interval"`
+	// PcapEnabled, when present, is the hub's current deep-collection
+	// policy (-agent-pcap), the same value as in the hello answer. An
+	// enrolled agent says hello only when it (re-)enrolls, so this is how
+	// a changed policy reaches it: the agent applies it from its next
+	// batch on. Absent (an older hub): the agent keeps the policy it
+	// last learned.
+	PcapEnabled *bool `json:"pcap_enabled,omitempty"`
 }
 
 // ErrorBody is the hub's error answer ({"error": "..."}).
