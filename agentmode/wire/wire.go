@@ -128,15 +128,22 @@ const (
 	// ReasonProcessGone: the socket was found but no process held it any
 	// more (or its owner could not be read).
 	ReasonProcessGone = "process gone"
-	// ReasonOtherNamespace: the socket lives in another network namespace
-	// (a container), whose socket table this agent does not read.
+	// ReasonOtherNamespace: the traffic belongs to another network
+	// namespace (a container behind a veth or bridge the agent captures
+	// on), whose socket table this agent does not read.
 	ReasonOtherNamespace = "other network namespace"
 	// ReasonKernel: a socket owned by the kernel (no process), such as
 	// a TIME_WAIT socket or a kernel thread's.
 	ReasonKernel = "kernel socket"
 	// ReasonNotIP: frames that are not IPv4/IPv6 TCP or UDP (ARP, ICMP,
-	// other protocols), counted but not tied to sockets.
+	// other protocols, IP fragments), counted but not tied to sockets;
+	// their bytes are the IP packet's length (the frame's for non-IP).
 	ReasonNotIP = "not tcp/udp"
+	// ReasonNotLocal: neither end of the packet is an address of this
+	// host: traffic forwarded through it or addressed to another host.
+	ReasonNotLocal = "not addressed to this host"
+	// ReasonTableFull: the backend's flow table was full.
+	ReasonTableFull = "flow table full"
 	// ReasonLookupLimited: the lookup was skipped because the socket table
 	// refresh is rate-limited and the cache had no entry yet.
 	ReasonLookupLimited = "lookup rate-limited"
