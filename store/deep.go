@@ -13,7 +13,7 @@ import (
 
 // DeepTables are the deep collection tables (issue 17), for the retention
 // loop: each has a ts column, the minute's start.
-var DeepTables = []string{"agent_deep_seqs", "agent_proc_minutes", "agent_l7_minutes", "agent_dns_minutes", "agent_conn_minutes"}
+var DeepTables = []string{"agent_deep_seqs", "agent_proc_minutes", "agent_unattributed_minutes", "agent_remote_minutes", "agent_l7_minutes", "agent_dns_minutes"}
 
 // deepChunk is how many batches one chunk of WriteDeep sums together (a
 // batch carries up to a few hundred rows).
@@ -39,6 +39,10 @@ type procKey struct {
 	agent, ts int64
 	process   string
 	pid       int32
+}
+
+type reasonKey struct {
+	agent, ts int64
 	reason    string
 }
 
@@ -52,7 +56,7 @@ type dnsKey struct {
 	domain, process string
 }
 
-type connKey struct {
+type remoteKey struct {
 	agent, ts              int64
 	process, proto, remote string
 	port                   uint16
@@ -62,7 +66,8 @@ func (db *DB) writeDeep(ctx context.Context, tx *sql.Tx, ds []record.Deep) error
 	procs := map[procKey][2]int64{}
 	l7 := map[l7Key][2]int64{}
 	dns := map[dnsKey][2]int64{}
-	conns := map[connKey][2]int64{}
+	remotes := map[remoteKey][2]int64{}
+	reasons := map[reasonKey][2]int64{}
 	for i := range ds {
 		d := &ds[i]
 		fresh, err := claimDeep(ctx, tx, d)
@@ -74,7 +79,7 @@ func (db *DB) writeDeep(ctx context.Context, tx *sql.Tx, ds []record.Deep) error
 		}
 		m := d.TS - d.TS%60
 		for _, p := range d.Processes {
-			k := procKey{d.AgentID, m, cleanText(p.Process), p.PID, cleanText(p.Reason)}
+			k := procKey{d.AgentID, m, cleanText(p.Process), p.PID}
 			procs[k] = add2(procs[k], p.BytesIn, p.BytesOut)
 		}
 		for _, h := range d.L7 {
@@ -85,20 +90,47 @@ func (db *DB) writeDeep(ctx context.Context, tx *sql.Tx, ds []record.Deep) error
 			k := dnsKey{d.AgentID, m, cleanText(q.Domain), cleanText(q.Process)}
 			dns[k] = add2(dns[k], q.Queries, q.Responses)
 		}
-		for _, c := range d.Conns {
-			k := connKey{d.AgentID, m, cleanText(c.Process), cleanText(c.Proto), cleanText(c.RemoteIP), c.RemotePort}
-			conns[k] = add2(conns[k], c.Count, 0)
+		for _, r := range d.Remotes {
+			k := remoteKey{d.AgentID, m, cleanText(r.Process), cleanText(r.Proto), cleanText(r.IP), r.Port}
+			remotes[k] = add2(remotes[k], r.BytesIn, r.BytesOut)
+		}
+		for _, r := range d.Unattributed {
+			k := reasonKey{d.AgentID, m, cleanText(r.Reason)}
+			reasons[k] = add2(reasons[k], r.Bytes, r.Packets)
 		}
 	}
 	// Rows go in key order, the same in every writer, so that two
 	// PostgreSQL writers upserting the same rows cannot deadlock.
 	err := upsertSums(ctx, tx, db.dialect, procs, func(a, b procKey) int {
-		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.ts, b.ts), cmp.Compare(a.process, b.process), cmp.Compare(a.pid, b.pid), cmp.Compare(a.reason, b.reason))
-	}, `agent_proc_minutes (agent_id, ts, process, pid, reason, bytes_in, bytes_out)`, `agent_id, ts, process, pid, reason`,
+		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.ts, b.ts), cmp.Compare(a.process, b.process), cmp.Compare(a.pid, b.pid))
+	}, `agent_proc_minutes (agent_id, ts, process, pid, bytes_in, bytes_out)`, `agent_id, ts, process, pid`,
 		`bytes_in = agent_proc_minutes.bytes_in + excluded.bytes_in, bytes_out = agent_proc_minutes.bytes_out + excluded.bytes_out`,
-		[]string{"BIGINT", "BIGINT", "TEXT", "INTEGER", "TEXT", "BIGINT", "BIGINT"},
+		[]string{"BIGINT", "BIGINT", "TEXT", "INTEGER", "BIGINT", "BIGINT"},
 		func(k procKey, v [2]int64, args []any) []any {
-			return append(args, k.agent, k.ts, k.process, k.pid, k.reason, v[0], v[1])
+			return append(args, k.agent, k.ts, k.process, k.pid, v[0], v[1])
+		})
+	if err != nil {
+		return err
+	}
+	err = upsertSums(ctx, tx, db.dialect, reasons, func(a, b reasonKey) int {
+		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.ts, b.ts), cmp.Compare(a.reason, b.reason))
+	}, `agent_unattributed_minutes (agent_id, ts, reason, bytes, packets)`, `agent_id, ts, reason`,
+		`bytes = agent_unattributed_minutes.bytes + excluded.bytes, packets = agent_unattributed_minutes.packets + excluded.packets`,
+		[]string{"BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT"},
+		func(k reasonKey, v [2]int64, args []any) []any {
+			return append(args, k.agent, k.ts, k.reason, v[0], v[1])
+		})
+	if err != nil {
+		return err
+	}
+	err = upsertSums(ctx, tx, db.dialect, remotes, func(a, b remoteKey) int {
+		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.ts, b.ts), cmp.Compare(a.process, b.process), cmp.Compare(a.proto, b.proto),
+			cmp.Compare(a.remote, b.remote), cmp.Compare(a.port, b.port))
+	}, `agent_remote_minutes (agent_id, ts, process, proto, remote_ip, remote_port, bytes_in, bytes_out)`, `agent_id, ts, process, proto, remote_ip, remote_port`,
+		`bytes_in = agent_remote_minutes.bytes_in + excluded.bytes_in, bytes_out = agent_remote_minutes.bytes_out + excluded.bytes_out`,
+		[]string{"BIGINT", "BIGINT", "TEXT", "TEXT", "TEXT", "INTEGER", "BIGINT", "BIGINT"},
+		func(k remoteKey, v [2]int64, args []any) []any {
+			return append(args, k.agent, k.ts, k.process, k.proto, k.remote, int(k.port), v[0], v[1])
 		})
 	if err != nil {
 		return err
@@ -114,25 +146,13 @@ func (db *DB) writeDeep(ctx context.Context, tx *sql.Tx, ds []record.Deep) error
 	if err != nil {
 		return err
 	}
-	err = upsertSums(ctx, tx, db.dialect, dns, func(a, b dnsKey) int {
+	return upsertSums(ctx, tx, db.dialect, dns, func(a, b dnsKey) int {
 		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.ts, b.ts), cmp.Compare(a.domain, b.domain), cmp.Compare(a.process, b.process))
 	}, `agent_dns_minutes (agent_id, ts, domain, process, queries, responses)`, `agent_id, ts, domain, process`,
 		`queries = agent_dns_minutes.queries + excluded.queries, responses = agent_dns_minutes.responses + excluded.responses`,
 		[]string{"BIGINT", "BIGINT", "TEXT", "TEXT", "BIGINT", "BIGINT"},
 		func(k dnsKey, v [2]int64, args []any) []any {
 			return append(args, k.agent, k.ts, k.domain, k.process, v[0], v[1])
-		})
-	if err != nil {
-		return err
-	}
-	return upsertSums(ctx, tx, db.dialect, conns, func(a, b connKey) int {
-		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.ts, b.ts), cmp.Compare(a.process, b.process), cmp.Compare(a.proto, b.proto),
-			cmp.Compare(a.remote, b.remote), cmp.Compare(a.port, b.port))
-	}, `agent_conn_minutes (agent_id, ts, process, proto, remote_ip, remote_port, count)`, `agent_id, ts, process, proto, remote_ip, remote_port`,
-		`count = agent_conn_minutes.count + excluded.count`,
-		[]string{"BIGINT", "BIGINT", "TEXT", "TEXT", "TEXT", "INTEGER", "BIGINT"},
-		func(k connKey, v [2]int64, args []any) []any {
-			return append(args, k.agent, k.ts, k.process, k.proto, k.remote, int(k.port), v[0])
 		})
 }
 

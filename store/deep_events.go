@@ -44,14 +44,14 @@ var deepEventSources = map[string]deepEventSource{
 		}},
 	"tls.sni_observed":   l7Source("tls"),
 	"http.host_observed": l7Source("http"),
-	"connection.seen": {table: "agent_conn_minutes",
+	"connection.seen": {table: "agent_remote_minutes",
 		keyExpr: `(agent_id || '|' || process || '|' || proto || '|' || remote_ip || '|' || remote_port)`,
-		cols:    "process, proto, remote_ip, remote_port, count",
+		cols:    "process, proto, remote_ip, remote_port, bytes_in, bytes_out",
 		scan: func(r rowScanner, e *Event) error {
 			var process, proto, ip string
-			var port, sockets int64
-			err := r.Scan(&e.TS, &e.AgentID, &e.Key, &process, &proto, &ip, &port, &sockets)
-			e.Data = map[string]any{"process": process, "proto": proto, "remote_ip": ip, "remote_port": port, "sockets": sockets}
+			var port, in, out int64
+			err := r.Scan(&e.TS, &e.AgentID, &e.Key, &process, &proto, &ip, &port, &in, &out)
+			e.Data = map[string]any{"process": process, "proto": proto, "remote_ip": ip, "remote_port": port, "bytes_in": in, "bytes_out": out}
 			return err
 		}},
 }

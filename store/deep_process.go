@@ -5,12 +5,10 @@ import (
 	"fmt"
 )
 
-// ProcessMinute is one minute of one process of an agent: one row per PID
-// (and, for (unattributed), per reason).
+// ProcessMinute is one minute of one process of an agent: one row per PID.
 type ProcessMinute struct {
 	TS       int64
 	PID      int32
-	Reason   string
 	BytesIn  int64
 	BytesOut int64
 }
@@ -22,8 +20,8 @@ const detailRows = 200
 // ProcessMinutes returns agent's minute rows of process since from, oldest
 // first.
 func (db *DB) ProcessMinutes(ctx context.Context, agent int64, process string, from int64) ([]ProcessMinute, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT ts, pid, reason, bytes_in, bytes_out FROM agent_proc_minutes
-		WHERE agent_id = $1 AND ts >= $2 AND process = $3 ORDER BY ts, pid, reason`, agent, from-from%60, process)
+	rows, err := db.reader.QueryContext(ctx, `SELECT ts, pid, bytes_in, bytes_out FROM agent_proc_minutes
+		WHERE agent_id = $1 AND ts >= $2 AND process = $3 ORDER BY ts, pid`, agent, from-from%60, process)
 	if err != nil {
 		return nil, fmt.Errorf("process minutes: %w", err)
 	}
@@ -31,7 +29,7 @@ func (db *DB) ProcessMinutes(ctx context.Context, agent int64, process string, f
 	out := []ProcessMinute{}
 	for rows.Next() {
 		var m ProcessMinute
-		if err := rows.Scan(&m.TS, &m.PID, &m.Reason, &m.BytesIn, &m.BytesOut); err != nil {
+		if err := rows.Scan(&m.TS, &m.PID, &m.BytesIn, &m.BytesOut); err != nil {
 			return nil, fmt.Errorf("process minutes: %w", err)
 		}
 		out = append(out, m)
@@ -39,23 +37,23 @@ func (db *DB) ProcessMinutes(ctx context.Context, agent int64, process string, f
 	return out, rows.Err()
 }
 
-// ProcessDestination is a remote end a process had sockets to.
+// ProcessDestination is a remote end of a process's traffic.
 type ProcessDestination struct {
 	RemoteIP   string `json:"remote_ip"`
 	RemotePort int    `json:"remote_port"`
 	Proto      string `json:"proto"`
-	// Sockets is the sockets seen there, summed over the batches.
-	Sockets   int64 `json:"sockets" jsonschema_description:"sockets seen to this end, summed over the window's telemetry batches"`
-	FirstSeen int64 `json:"first_seen" jsonschema_description:"start of the first minute it was seen, Unix seconds"`
-	LastSeen  int64 `json:"last_seen" jsonschema_description:"start of the last minute it was seen, Unix seconds"`
+	BytesIn    int64  `json:"bytes_in"`
+	BytesOut   int64  `json:"bytes_out"`
+	FirstSeen  int64  `json:"first_seen" jsonschema_description:"start of the first minute with traffic there, Unix seconds"`
+	LastSeen   int64  `json:"last_seen" jsonschema_description:"start of the last minute with traffic there, Unix seconds"`
 }
 
 // ProcessDestinations returns the remote ends of agent's process since
-// from, most sockets first, at most detailRows.
+// from, most bytes first, at most detailRows.
 func (db *DB) ProcessDestinations(ctx context.Context, agent int64, process string, from int64) ([]ProcessDestination, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT remote_ip, remote_port, proto, SUM(count), MIN(ts), MAX(ts) FROM agent_conn_minutes
-		WHERE agent_id = $1 AND ts >= $2 AND process = $3 GROUP BY remote_ip, remote_port, proto
-		ORDER BY SUM(count) DESC, remote_ip, remote_port, proto LIMIT $4`, agent, from-from%60, process, detailRows)
+	rows, err := db.reader.QueryContext(ctx, `SELECT remote_ip, remote_port, proto, SUM(bytes_in), SUM(bytes_out), MIN(ts), MAX(ts)
+		FROM agent_remote_minutes WHERE agent_id = $1 AND ts >= $2 AND process = $3 GROUP BY remote_ip, remote_port, proto
+		ORDER BY SUM(bytes_in) + SUM(bytes_out) DESC, remote_ip, remote_port, proto LIMIT $4`, agent, from-from%60, process, detailRows)
 	if err != nil {
 		return nil, fmt.Errorf("process destinations: %w", err)
 	}
@@ -63,10 +61,37 @@ func (db *DB) ProcessDestinations(ctx context.Context, agent int64, process stri
 	out := []ProcessDestination{}
 	for rows.Next() {
 		var d ProcessDestination
-		if err := rows.Scan(&d.RemoteIP, &d.RemotePort, &d.Proto, &d.Sockets, &d.FirstSeen, &d.LastSeen); err != nil {
+		if err := rows.Scan(&d.RemoteIP, &d.RemotePort, &d.Proto, &d.BytesIn, &d.BytesOut, &d.FirstSeen, &d.LastSeen); err != nil {
 			return nil, fmt.Errorf("process destinations: %w", err)
 		}
 		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// UnattributedReason is the (unattributed) traffic of one reason.
+type UnattributedReason struct {
+	Reason  string `json:"reason" jsonschema_description:"as the agent reported it (socket not found, process gone, other network namespace, kernel socket ...)"`
+	Bytes   int64  `json:"bytes"`
+	Packets int64  `json:"packets"`
+}
+
+// UnattributedReasons sums agent's (unattributed) traffic since from by
+// reason, most bytes first.
+func (db *DB) UnattributedReasons(ctx context.Context, agent int64, from int64) ([]UnattributedReason, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT reason, SUM(bytes), SUM(packets) FROM agent_unattributed_minutes
+		WHERE agent_id = $1 AND ts >= $2 GROUP BY reason ORDER BY SUM(bytes) DESC, reason LIMIT $3`, agent, from-from%60, detailRows)
+	if err != nil {
+		return nil, fmt.Errorf("unattributed reasons: %w", err)
+	}
+	defer rows.Close()
+	out := []UnattributedReason{}
+	for rows.Next() {
+		var r UnattributedReason
+		if err := rows.Scan(&r.Reason, &r.Bytes, &r.Packets); err != nil {
+			return nil, fmt.Errorf("unattributed reasons: %w", err)
+		}
+		out = append(out, r)
 	}
 	return out, rows.Err()
 }

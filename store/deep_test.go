@@ -49,12 +49,13 @@ func TestDeepSums(t *testing.T) {
 				Processes: []record.ProcessBytes{
 					{Process: "curl", PID: 10, BytesIn: curlIn, BytesOut: 10},
 					{Process: "curl", PID: 11, BytesIn: 1, BytesOut: 1},
-					{Process: "(unattributed)", Reason: "short-lived", BytesIn: 5},
+					{Process: "(unattributed)", BytesIn: 5},
 					{Process: hostile, PID: 7, BytesOut: 3},
 				},
-				L7:    []record.L7Hit{{Host: "example.com", Kind: "tls", Process: "curl", Bytes: 500, Hits: 1}, {Host: hostile, Kind: "http", Process: "curl", Bytes: 1, Hits: 1}},
-				DNS:   []record.DNSCount{{Domain: "example.com", Process: "curl", Queries: 2, Responses: 2}},
-				Conns: []record.ConnSeen{{Process: "curl", Proto: "tcp", RemoteIP: "192.0.2.1", RemotePort: 443, Count: 2}},
+				L7:           []record.L7Hit{{Host: "example.com", Kind: "tls", Process: "curl", Bytes: 500, Hits: 1}, {Host: hostile, Kind: "http", Process: "curl", Bytes: 1, Hits: 1}},
+				DNS:          []record.DNSCount{{Domain: "example.com", Process: "curl", Queries: 2, Responses: 2}},
+				Remotes:      []record.RemoteBytes{{Process: "curl", Proto: "tcp", IP: "192.0.2.1", Port: 443, BytesIn: curlIn, BytesOut: 10}},
+				Unattributed: []record.ReasonBytes{{Reason: "socket not found", Bytes: 3, Packets: 1}, {Reason: "kernel socket", Bytes: 2, Packets: 1}},
 			}
 		}
 		writes := [][]record.Deep{
@@ -126,8 +127,15 @@ func TestDeepSums(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(dests, []store.ProcessDestination{{RemoteIP: "192.0.2.1", RemotePort: 443, Proto: "tcp", Sockets: 4, FirstSeen: now, LastSeen: now}}); diff != "" {
+		if diff := cmp.Diff(dests, []store.ProcessDestination{{RemoteIP: "192.0.2.1", RemotePort: 443, Proto: "tcp", BytesIn: 300, BytesOut: 20, FirstSeen: now, LastSeen: now}}); diff != "" {
 			t.Errorf("ProcessDestinations (-got, +want):\n%s", diff)
+		}
+		reasons, err := db.UnattributedReasons(ctx, a, now-3600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(reasons, []store.UnattributedReason{{Reason: "socket not found", Bytes: 6, Packets: 2}, {Reason: "kernel socket", Bytes: 4, Packets: 2}}); diff != "" {
+			t.Errorf("UnattributedReasons (-got, +want):\n%s", diff)
 		}
 		names, err := db.ProcessNames(ctx, a, "curl", now-3600)
 		if err != nil {
@@ -217,7 +225,8 @@ func TestDeepRetention(t *testing.T) {
 		row := func(seq uint64, ts int64) record.Deep {
 			return record.Deep{AgentID: a, Seq: seq, TS: ts, Processes: []record.ProcessBytes{{Process: "p", BytesIn: 1}},
 				L7: []record.L7Hit{{Host: "h", Kind: "tls", Process: "p"}}, DNS: []record.DNSCount{{Domain: "d", Process: "p"}},
-				Conns: []record.ConnSeen{{Process: "p", Proto: "tcp", RemoteIP: "192.0.2.1", RemotePort: 1, Count: 1}}}
+				Remotes:      []record.RemoteBytes{{Process: "p", Proto: "tcp", IP: "192.0.2.1", Port: 1, BytesIn: 1}},
+				Unattributed: []record.ReasonBytes{{Reason: "r", Bytes: 1}}}
 		}
 		if _, err := db.WriteDeep(ctx, []record.Deep{row(1, old), row(2, time.Now().Unix())}); err != nil {
 			t.Fatal(err)

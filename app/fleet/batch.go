@@ -35,7 +35,7 @@ type Batch struct {
 // BatchOf converts a wire batch (tests, in-process producers).
 func BatchOf(t wire.Telemetry) (Batch, error) {
 	b := Batch{TS: t.TS, Seq: t.Seq, Dropped: t.Dropped, Interfaces: t.Interfaces, AttrMethod: t.AttrMethod,
-		AttrIface: t.AttrIface, AttrNote: t.AttrNote, Version: t.Version}
+		AttrIface: t.AttrIface, AttrNote: t.AttrNote, Version: t.Version, DeepSections: DeepSections{t.Processes, t.L7, t.DNS}}
 	raw, err := jsonv2.Marshal(t.Connections)
 	if err != nil {
 		return Batch{}, err

@@ -1,11 +1,8 @@
 package fleet
 
 import (
-	"cmp"
-	"encoding/json"
 	"net/http"
 	"net/netip"
-	"slices"
 	"strings"
 
 	"netmon/agentmode/wire"
@@ -13,44 +10,15 @@ import (
 )
 
 // DeepSections are the deep collection sections of a telemetry batch
-// (spec 2.9, issue 17): bytes per process, TLS SNI / HTTP Host and DNS
-// names seen since the previous batch. They are additive fields of
-// protocol version 1: a batch without them is a batch of an agent that
-// does not collect (or of an older agent). Batch embeds them.
+// (spec 2.9, issue 17; wire.Telemetry's Processes, L7 and DNS): bytes per
+// process and remote end, TLS SNI / HTTP Host and DNS names seen since the
+// previous batch. They are additive fields of protocol version 1: a batch
+// without them is a batch of an agent that does not collect (or of an
+// older agent). Batch embeds them.
 type DeepSections struct {
-	Processes []ProcessTraffic `json:"processes,omitempty" jsonschema_description:"bytes per process since the previous batch"`
-	L7        []L7Observation  `json:"l7,omitempty" jsonschema_description:"TLS SNI and HTTP Host seen since the previous batch"`
-	DNS       []DNSObservation `json:"dns,omitempty" jsonschema_description:"DNS names asked since the previous batch"`
-}
-
-// UnattributedProcess names the bytes an agent saw but could not tie to a
-// process; Reason then says why.
-const UnattributedProcess = "(unattributed)"
-
-// ProcessTraffic is one process's bytes in a batch (deltas).
-type ProcessTraffic struct {
-	Process  string `json:"process" jsonschema_description:"process name; (unattributed) for bytes not tied to a process"`
-	PID      int32  `json:"pid"`
-	BytesIn  uint64 `json:"bytes_in"`
-	BytesOut uint64 `json:"bytes_out"`
-	Reason   string `json:"reason,omitempty" jsonschema_description:"for (unattributed): why (short-lived process, kernel thread, other network namespace ...)"`
-}
-
-// L7Observation is one (host, kind, process) in a batch (deltas).
-type L7Observation struct {
-	Host    string `json:"host"`
-	Kind    string `json:"kind" jsonschema_description:"tls (ClientHello SNI) or http (HTTP/1.x Host)"`
-	Process string `json:"process"`
-	Bytes   uint64 `json:"bytes"`
-	Hits    uint64 `json:"hits"`
-}
-
-// DNSObservation is one (domain, process) in a batch (deltas).
-type DNSObservation struct {
-	Domain    string `json:"domain"`
-	Process   string `json:"process"`
-	Queries   uint64 `json:"queries"`
-	Responses uint64 `json:"responses"`
+	Processes []wire.ProcessTraffic `json:"processes,omitempty"`
+	L7        []wire.L7Observation  `json:"l7,omitempty"`
+	DNS       []wire.DNSObservation `json:"dns,omitempty"`
 }
 
 // Limits of the deep sections of one batch. An agent aggregates per
@@ -64,9 +32,10 @@ const (
 	// maxDeepValue bounds one row's counter (bytes in an interval at
 	// maxByteRate for a day): a larger value is a misreport.
 	maxDeepValue = maxByteRate * 86400
-	// maxDestinations bounds the remote ends kept per batch from the
-	// connection inventory (the busiest).
-	maxDestinations = 1000
+	// maxReasons bounds the reasons of one (unattributed) row; the agent
+	// knows eight. Remotes beyond wire.MaxRemotes per process, and reasons
+	// beyond maxReasons, are left out (the agent sends the busiest first).
+	maxReasons = 16
 )
 
 // takeDeep checks and bounds batch t's deep sections and queues them for
@@ -92,12 +61,22 @@ func (s *Service) takeDeep(agent int64, seq uint64, t *Batch) error {
 		Processes: make([]record.ProcessBytes, 0, len(d.Processes)), L7: make([]record.L7Hit, 0, len(d.L7)), DNS: make([]record.DNSCount, 0, len(d.DNS))}
 	for _, p := range d.Processes {
 		name := processName(p.Process)
-		reason := ""
-		if name == UnattributedProcess {
-			reason = clip(p.Reason, maxTextField)
-		}
-		rec.Processes = append(rec.Processes, record.ProcessBytes{Process: name, PID: max(p.PID, 0), Reason: reason,
+		rec.Processes = append(rec.Processes, record.ProcessBytes{Process: name, PID: max(p.PID, 0),
 			BytesIn: min(p.BytesIn, maxDeepValue), BytesOut: min(p.BytesOut, maxDeepValue)})
+		for _, r := range p.Remotes[:min(len(p.Remotes), wire.MaxRemotes)] {
+			ip, err := netip.ParseAddr(r.IP)
+			if err != nil {
+				continue // not an address: nothing to group or look up
+			}
+			rec.Remotes = append(rec.Remotes, record.RemoteBytes{Process: name, Proto: strings.ToLower(clip(r.Proto, maxKindText)),
+				IP: ip.Unmap().String(), Port: r.Port, BytesIn: min(r.BytesIn, maxDeepValue), BytesOut: min(r.BytesOut, maxDeepValue)})
+		}
+		if name == wire.UnattributedProcess {
+			for _, r := range p.Reasons[:min(len(p.Reasons), maxReasons)] {
+				rec.Unattributed = append(rec.Unattributed, record.ReasonBytes{Reason: clip(r.Reason, maxTextField),
+					Bytes: min(r.Bytes, maxDeepValue), Packets: min(r.Packets, maxDeepValue)})
+			}
+		}
 	}
 	for _, h := range d.L7 {
 		rec.L7 = append(rec.L7, record.L7Hit{Host: clip(h.Host, maxHostText), Kind: strings.ToLower(clip(h.Kind, maxKindText)),
@@ -107,7 +86,6 @@ func (s *Service) takeDeep(agent int64, seq uint64, t *Batch) error {
 		rec.DNS = append(rec.DNS, record.DNSCount{Domain: clip(q.Domain, maxHostText), Process: processName(q.Process),
 			Queries: min(q.Queries, maxDeepValue), Responses: min(q.Responses, maxDeepValue)})
 	}
-	rec.Conns = destinations(t.Connections.JSON())
 	if !sink.PutDeep([]record.Deep{rec}) {
 		s.m.batches.WithLabelValues("queue_full").Inc()
 		return errorf(http.StatusServiceUnavailable, "the hub's ingest queue is full; keep the batch and retry later")
@@ -118,42 +96,7 @@ func (s *Service) takeDeep(agent int64, seq uint64, t *Batch) error {
 // processName bounds a reported process name; no name is unattributed.
 func processName(p string) string {
 	if p == "" {
-		return UnattributedProcess
+		return wire.UnattributedProcess
 	}
 	return clip(p, maxTextField)
-}
-
-// destinations groups a connection inventory (as stored: a well-formed
-// JSON array) by process and remote end, leaving out listening and
-// unconnected sockets, the busiest maxDestinations first.
-func destinations(doc []byte) []record.ConnSeen {
-	var conns []wire.Connection
-	if json.Unmarshal(doc, &conns) != nil || len(conns) == 0 {
-		return nil
-	}
-	type key struct {
-		process, proto string
-		ip             netip.Addr
-		port           uint16
-	}
-	counts := map[key]uint64{}
-	for _, c := range conns {
-		ap, err := netip.ParseAddrPort(c.RemoteAddr)
-		if err != nil || ap.Port() == 0 || ap.Addr().IsUnspecified() {
-			continue
-		}
-		counts[key{processName(c.Process), strings.ToLower(c.Proto), ap.Addr().Unmap(), ap.Port()}]++
-	}
-	out := make([]record.ConnSeen, 0, len(counts))
-	for k, n := range counts {
-		out = append(out, record.ConnSeen{Process: k.process, Proto: k.proto, RemoteIP: k.ip.String(), RemotePort: k.port, Count: n})
-	}
-	slices.SortFunc(out, func(a, b record.ConnSeen) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Process, b.Process), cmp.Compare(a.Proto, b.Proto),
-			cmp.Compare(a.RemoteIP, b.RemoteIP), cmp.Compare(a.RemotePort, b.RemotePort))
-	})
-	if len(out) > maxDestinations {
-		out = out[:maxDestinations]
-	}
-	return out
 }

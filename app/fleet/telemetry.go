@@ -169,7 +169,8 @@ type Rate struct {
 // from the previous batch's counters, and the result is queued for the
 // store. A full queue gives 503, and the agent keeps the batch.
 func (s *Service) Telemetry(ctx context.Context, agent AgentRef, ip netip.Addr, t Batch) (wire.TelemetryResponse, error) {
-	resp := wire.TelemetryResponse{OK: true, Interval: int(s.cfg.Interval / 1e9)}
+	pcap := s.cfg.PcapEnabled // the policy reaches enrolled agents here
+	resp := wire.TelemetryResponse{OK: true, Interval: int(s.cfg.Interval / 1e9), PcapEnabled: &pcap}
 	if len(t.Interfaces) > maxInterfaces || t.Connections.Len() > maxConnections {
 		s.m.batches.WithLabelValues("invalid").Inc()
 		return wire.TelemetryResponse{}, errorf(http.StatusRequestEntityTooLarge, "a batch carries at most %d interfaces and %d connections", maxInterfaces, maxConnections)

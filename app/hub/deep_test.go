@@ -28,8 +28,10 @@ func deepBatch(seq uint64, ts int64, curlIn int, procs ...map[string]any) map[st
 			{Proto: "tcp", LocalAddr: "0.0.0.0:22", RemoteAddr: "0.0.0.0:0", Status: "LISTEN", PID: 1, Process: "sshd"},
 		},
 		"processes": append([]map[string]any{
-			{"process": "curl", "pid": 10, "bytes_in": curlIn, "bytes_out": 10},
-			{"process": "(unattributed)", "pid": 0, "bytes_in": 4, "bytes_out": 0, "reason": "short-lived"},
+			{"process": "curl", "pid": 10, "bytes_in": curlIn, "bytes_out": 10, "packets_in": 2, "packets_out": 1,
+				"remotes": []map[string]any{{"proto": "tcp", "ip": "192.0.2.1", "port": 443, "bytes_in": curlIn, "bytes_out": 10}}},
+			{"process": "(unattributed)", "pid": 0, "bytes_in": 4, "bytes_out": 0,
+				"reasons": []map[string]any{{"reason": "socket not found", "bytes": 3, "packets": 1}, {"reason": "kernel socket", "bytes": 1, "packets": 1}}},
 		}, procs...),
 		"l7": []map[string]any{
 			{"host": "example.com", "kind": "tls", "process": "curl", "bytes": 500, "hits": 1},
@@ -112,9 +114,9 @@ func TestDeepRoutes(t *testing.T) {
 		conn2.LocalAddr = "10.0.0.5:40001"
 		want := procview.Detail{AgentID: a.AgentID, Process: "curl", Minutes: 60,
 			Summary: procview.Summary{FirstSeen: now, LastSeen: now, PIDs: []int32{10}, BytesIn: 300, BytesOut: 20, Total: 320, LastRate: 320.0 / 60},
-			Reasons: []procview.Reason{},
+			Reasons: []store.UnattributedReason{},
 			Destinations: []procview.Destination{{ProcessDestination: store.ProcessDestination{RemoteIP: "192.0.2.1", RemotePort: 443, Proto: "tcp",
-				Sockets: 4, FirstSeen: now, LastSeen: now}}},
+				BytesIn: 300, BytesOut: 20, FirstSeen: now, LastSeen: now}}},
 			Connections: []wire.Connection{conn, conn2},
 			Names: []store.ProcessName{
 				{Kind: "dns", Name: "example.com", Count: 2, Answers: 2, FirstSeen: now, LastSeen: now},
@@ -129,7 +131,7 @@ func TestDeepRoutes(t *testing.T) {
 		}
 		var u procview.Detail
 		admin.call("GET", fmt.Sprintf("/api/v1/agents/%d/processes/%s", a.AgentID, url.PathEscape("(unattributed)")), nil).must(t, 200).decode(t, &u)
-		if diff := cmp.Diff(u.Reasons, []procview.Reason{{Reason: "short-lived", BytesIn: 8}}); diff != "" {
+		if diff := cmp.Diff(u.Reasons, []store.UnattributedReason{{Reason: "socket not found", Bytes: 6, Packets: 2}, {Reason: "kernel socket", Bytes: 2, Packets: 2}}); diff != "" {
 			t.Errorf("unattributed reasons (-got, +want):\n%s", diff)
 		}
 
@@ -170,7 +172,9 @@ func TestDeepPolicyAndLimits(t *testing.T) {
 		}
 		big["dns"] = many
 		telemetry(t, h, a.AgentToken, big).must(t, 413)
-		telemetry(t, h, a.AgentToken, deepBatch(2, now, 1)).must(t, 200)
+		if r := telemetry(t, h, a.AgentToken, deepBatch(2, now, 1)).must(t, 200); r.body != `{"ok":true,"interval":30,"pcap_enabled":false}` {
+			t.Errorf("telemetry answer %s, want the policy in it", r.body)
+		}
 		eventually(t, "the batch stored", func() bool {
 			var ag struct {
 				Agent struct {

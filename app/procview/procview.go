@@ -32,6 +32,7 @@ type Store interface {
 	ProcessMinutes(ctx context.Context, agent int64, process string, from int64) ([]store.ProcessMinute, error)
 	ProcessDestinations(ctx context.Context, agent int64, process string, from int64) ([]store.ProcessDestination, error)
 	ProcessNames(ctx context.Context, agent int64, process string, from int64) ([]store.ProcessName, error)
+	UnattributedReasons(ctx context.Context, agent int64, from int64) ([]store.UnattributedReason, error)
 }
 
 // Geo gives the country and ASN of an address (collectors/geo); nil when
@@ -53,8 +54,8 @@ type Detail struct {
 	Summary Summary `json:"summary"`
 	// Reasons is the breakdown of (unattributed) bytes by reason; empty
 	// for a named process.
-	Reasons      []Reason      `json:"unattributed_reasons" jsonschema_description:"for (unattributed): bytes by the reason the agent gave; empty otherwise"`
-	Destinations []Destination `json:"destinations" jsonschema_description:"remote ends of the process's sockets over the window, grouped by remote ip, port and proto, most sockets first"`
+	Reasons      []store.UnattributedReason `json:"unattributed_reasons" jsonschema_description:"for (unattributed): bytes by the reason the agent gave, most first; empty otherwise"`
+	Destinations []Destination              `json:"destinations" jsonschema_description:"remote ends of the process's traffic over the window, grouped by remote ip, port and proto, most bytes first"`
 	// Connections are the process's sockets in the agent's last batch.
 	Connections []wire.Connection `json:"connections" jsonschema_description:"live: the process's sockets in the agent's last telemetry batch"`
 	// Names are the DNS names and SNI/Host values the process used.
@@ -73,13 +74,6 @@ type Summary struct {
 	Total     int64   `json:"total"`
 	// LastRate is the last minute's bytes per second, both directions.
 	LastRate float64 `json:"last_bucket_bps" jsonschema_description:"bytes per second of the last minute with traffic (in + out over 60 s)"`
-}
-
-// Reason is the (unattributed) bytes of one reason.
-type Reason struct {
-	Reason   string `json:"reason" jsonschema_description:"as the agent reported it; empty when it gave none"`
-	BytesIn  int64  `json:"bytes_in"`
-	BytesOut int64  `json:"bytes_out"`
 }
 
 // Destination is a remote end with its GeoIP.
@@ -148,13 +142,18 @@ func Get(ctx context.Context, db Store, geo Geo, site string, id int64, name str
 	if err != nil {
 		return Detail{}, err
 	}
-	d := Detail{AgentID: id, Process: name, Minutes: minutes, Reasons: []Reason{}, Destinations: []Destination{},
+	d := Detail{AgentID: id, Process: name, Minutes: minutes, Reasons: []store.UnattributedReason{}, Destinations: []Destination{},
 		Connections: liveConnections(a.Connections, name), Names: names,
 		Timeline: Timeline{Spikes: []Spike{}, Alerts: []RelatedAlert{}}}
 	if len(ms) == 0 && len(dests) == 0 && len(names) == 0 && len(d.Connections) == 0 {
 		return Detail{}, errs.NotFoundf("process %q not seen on agent %d in the last %d minutes", name, id, minutes)
 	}
-	d.Summary, d.Buckets, d.Reasons = summarise(ms, name == Unattributed)
+	d.Summary, d.Buckets = summarise(ms)
+	if name == Unattributed {
+		if d.Reasons, err = db.UnattributedReasons(ctx, id, from); err != nil {
+			return Detail{}, err
+		}
+	}
 	d.Timeline.FirstSeen = d.Summary.FirstSeen
 	for _, n := range names {
 		first := &d.Timeline.FirstL7
@@ -176,13 +175,11 @@ func Get(ctx context.Context, db Store, geo Geo, site string, id int64, name str
 	return d, nil
 }
 
-// summarise sums the minute rows (ordered by ts) into the summary, the
-// per-minute buckets and, for (unattributed), the reason breakdown.
-func summarise(ms []store.ProcessMinute, unattributed bool) (Summary, []Bucket, []Reason) {
+// summarise sums the minute rows (ordered by ts) into the summary and the
+// per-minute buckets.
+func summarise(ms []store.ProcessMinute) (Summary, []Bucket) {
 	s := Summary{PIDs: []int32{}}
 	buckets := []Bucket{}
-	reasons := []Reason{}
-	byReason := map[string]int{}
 	for _, m := range ms {
 		if len(buckets) == 0 || buckets[len(buckets)-1].TS != m.TS {
 			buckets = append(buckets, Bucket{TS: m.TS})
@@ -195,16 +192,6 @@ func summarise(ms []store.ProcessMinute, unattributed bool) (Summary, []Bucket, 
 		if m.PID > 0 && !slices.Contains(s.PIDs, m.PID) {
 			s.PIDs = append(s.PIDs, m.PID)
 		}
-		if unattributed {
-			i, ok := byReason[m.Reason]
-			if !ok {
-				i = len(reasons)
-				byReason[m.Reason] = i
-				reasons = append(reasons, Reason{Reason: m.Reason})
-			}
-			reasons[i].BytesIn += m.BytesIn
-			reasons[i].BytesOut += m.BytesOut
-		}
 	}
 	slices.Sort(s.PIDs)
 	s.Total = s.BytesIn + s.BytesOut
@@ -213,10 +200,7 @@ func summarise(ms []store.ProcessMinute, unattributed bool) (Summary, []Bucket, 
 		last := buckets[len(buckets)-1]
 		s.LastRate = float64(last.BytesIn+last.BytesOut) / 60
 	}
-	slices.SortStableFunc(reasons, func(a, b Reason) int {
-		return int(min(max((b.BytesIn+b.BytesOut)-(a.BytesIn+a.BytesOut), -1), 1))
-	})
-	return s, buckets, reasons
+	return s, buckets
 }
 
 // spikes returns the buckets whose bytes exceed the mean + 3 sigma

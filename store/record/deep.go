@@ -11,27 +11,45 @@ type Deep struct {
 	// clamped by the intake).
 	Seq uint64
 	TS  int64
-	// Processes, L7 and DNS are the batch's sections, already bounded and
-	// made valid UTF-8 by the intake.
+	// Processes, Remotes, Unattributed, L7 and DNS are the batch's
+	// sections, already bounded and made valid UTF-8 by the intake.
 	Processes []ProcessBytes
-	L7        []L7Hit
-	DNS       []DNSCount
-	// Conns are the remote ends of the batch's connection inventory per
-	// process (the connection.seen observations and the process detail's
-	// destinations), grouped by the intake.
-	Conns []ConnSeen
+	// Remotes split the processes' bytes by remote end.
+	Remotes []RemoteBytes
+	// Unattributed splits the bytes of process "(unattributed)" by the
+	// reason the agent gave (short-lived process, kernel socket, other
+	// network namespace ...).
+	Unattributed []ReasonBytes
+	L7           []L7Hit
+	DNS          []DNSCount
 }
 
 // ProcessBytes is the traffic of one process (one PID) in a batch.
-// Process "(unattributed)" carries the bytes the agent saw but could not
-// tie to a process, with Reason saying why (short-lived, kernel thread,
-// other network namespace ...; "" when the agent gives none).
+// Process "(unattributed)" (PID 0) carries the bytes the agent saw but
+// could not tie to a process.
 type ProcessBytes struct {
 	Process  string
 	PID      int32
-	Reason   string
 	BytesIn  uint64
 	BytesOut uint64
+}
+
+// RemoteBytes is the traffic of one process with one remote end in a
+// batch.
+type RemoteBytes struct {
+	Process  string
+	Proto    string
+	IP       string
+	Port     uint16
+	BytesIn  uint64
+	BytesOut uint64
+}
+
+// ReasonBytes is the unattributed traffic of one reason in a batch.
+type ReasonBytes struct {
+	Reason  string
+	Bytes   uint64
+	Packets uint64
 }
 
 // L7Hit is one (host, kind, process) of a batch: Kind is "tls" (ClientHello
@@ -50,16 +68,6 @@ type DNSCount struct {
 	Process   string
 	Queries   uint64
 	Responses uint64
-}
-
-// ConnSeen is one remote end a process had sockets to during a batch.
-type ConnSeen struct {
-	Process    string
-	Proto      string
-	RemoteIP   string
-	RemotePort uint16
-	// Count is how many of the inventory's sockets went there.
-	Count uint64
 }
 
 // DeepSink takes deep collection records. It is apart from Sink so that

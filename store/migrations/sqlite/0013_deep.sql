@@ -13,18 +13,28 @@ CREATE TABLE agent_deep_seqs (
 CREATE INDEX agent_deep_seqs_ts ON agent_deep_seqs (ts);
 
 -- Bytes per process and PID; process '(unattributed)' with pid 0 holds
--- what the agent could not attribute, by reason ('' otherwise).
+-- what the agent could not attribute.
 CREATE TABLE agent_proc_minutes (
     agent_id  BIGINT  NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
     ts        BIGINT  NOT NULL,
     process   TEXT    NOT NULL,
     pid       INTEGER NOT NULL,
-    reason    TEXT    NOT NULL,
     bytes_in  BIGINT  NOT NULL,
     bytes_out BIGINT  NOT NULL,
-    PRIMARY KEY (agent_id, ts, process, pid, reason)
+    PRIMARY KEY (agent_id, ts, process, pid)
 );
 CREATE INDEX agent_proc_minutes_ts ON agent_proc_minutes (ts);
+
+-- The (unattributed) bytes by the reason the agent gave.
+CREATE TABLE agent_unattributed_minutes (
+    agent_id BIGINT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+    ts       BIGINT NOT NULL,
+    reason   TEXT   NOT NULL,
+    bytes    BIGINT NOT NULL,
+    packets  BIGINT NOT NULL,
+    PRIMARY KEY (agent_id, ts, reason)
+);
+CREATE INDEX agent_unattributed_minutes_ts ON agent_unattributed_minutes (ts);
 
 -- TLS ClientHello SNI (kind 'tls') and HTTP Host (kind 'http').
 CREATE TABLE agent_l7_minutes (
@@ -50,17 +60,17 @@ CREATE TABLE agent_dns_minutes (
 );
 CREATE INDEX agent_dns_minutes_ts ON agent_dns_minutes (ts);
 
--- Remote ends of the connection inventory per process: the process
--- detail's destinations and the connection.seen events. count is the
--- sockets seen there, summed over the minute's batches.
-CREATE TABLE agent_conn_minutes (
+-- Bytes per process and remote end: the process detail's destinations
+-- and the connection.seen events.
+CREATE TABLE agent_remote_minutes (
     agent_id    BIGINT  NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
     ts          BIGINT  NOT NULL,
     process     TEXT    NOT NULL,
     proto       TEXT    NOT NULL,
     remote_ip   TEXT    NOT NULL,
     remote_port INTEGER NOT NULL,
-    count       BIGINT  NOT NULL,
+    bytes_in    BIGINT  NOT NULL,
+    bytes_out   BIGINT  NOT NULL,
     PRIMARY KEY (agent_id, ts, process, proto, remote_ip, remote_port)
 );
-CREATE INDEX agent_conn_minutes_ts ON agent_conn_minutes (ts);
+CREATE INDEX agent_remote_minutes_ts ON agent_remote_minutes (ts);
