@@ -13,7 +13,8 @@ import (
 
 // DeepTables are the deep collection tables (issue 17), for the retention
 // loop: each has a ts column, the minute's start.
-var DeepTables = []string{"agent_deep_seqs", "agent_proc_minutes", "agent_unattributed_minutes", "agent_remote_minutes", "agent_l7_minutes", "agent_dns_minutes"}
+var DeepTables = []string{"agent_deep_seqs", "agent_proc_minutes", "proc_site_minutes", "agent_proc_last", "agent_unattributed_minutes",
+	"agent_remote_minutes", "agent_l7_minutes", "agent_dns_minutes"}
 
 // deepChunk is how many batches one chunk of WriteDeep sums together (a
 // batch carries up to a few hundred rows).
@@ -39,6 +40,16 @@ type procKey struct {
 	agent, ts int64
 	process   string
 	pid       int32
+}
+
+type siteProcKey struct {
+	ts            int64
+	site, process string
+}
+
+type lastKey struct {
+	agent         int64
+	process, site string
 }
 
 type reasonKey struct {
@@ -68,19 +79,38 @@ func (db *DB) writeDeep(ctx context.Context, tx *sql.Tx, ds []record.Deep) error
 	dns := map[dnsKey][2]int64{}
 	remotes := map[remoteKey][2]int64{}
 	reasons := map[reasonKey][2]int64{}
+	fresh := make([]bool, len(ds))
+	var agents []int64
 	for i := range ds {
-		d := &ds[i]
-		fresh, err := claimDeep(ctx, tx, d)
-		if err != nil {
+		var err error
+		if fresh[i], err = claimDeep(ctx, tx, &ds[i]); err != nil {
 			return err
 		}
-		if !fresh {
+		if fresh[i] {
+			agents = append(agents, ds[i].AgentID)
+		}
+	}
+	sites, err := agentSites(ctx, tx, agents)
+	if err != nil {
+		return err
+	}
+	siteProcs := map[siteProcKey][2]int64{}
+	last := map[lastKey][2]int64{}
+	for i := range ds {
+		d := &ds[i]
+		if !fresh[i] {
 			continue
 		}
 		m := d.TS - d.TS%60
+		site := sites[d.AgentID]
 		for _, p := range d.Processes {
-			k := procKey{d.AgentID, m, cleanText(p.Process), p.PID}
+			name := cleanText(p.Process)
+			k := procKey{d.AgentID, m, name, p.PID}
 			procs[k] = add2(procs[k], p.BytesIn, p.BytesOut)
+			sk := siteProcKey{m, site, name}
+			siteProcs[sk] = add2(siteProcs[sk], p.BytesIn, p.BytesOut)
+			lk := lastKey{d.AgentID, name, site}
+			last[lk] = [2]int64{max(last[lk][0], m)}
 		}
 		for _, h := range d.L7 {
 			k := l7Key{d.AgentID, m, cleanText(h.Host), cleanText(h.Kind), cleanText(h.Process)}
@@ -101,7 +131,27 @@ func (db *DB) writeDeep(ctx context.Context, tx *sql.Tx, ds []record.Deep) error
 	}
 	// Rows go in key order, the same in every writer, so that two
 	// PostgreSQL writers upserting the same rows cannot deadlock.
-	err := upsertSums(ctx, tx, db.dialect, procs, func(a, b procKey) int {
+	err = upsertSums(ctx, tx, db.dialect, siteProcs, func(a, b siteProcKey) int {
+		return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(a.site, b.site), cmp.Compare(a.process, b.process))
+	}, `proc_site_minutes (ts, site, process, bytes_in, bytes_out)`, `ts, site, process`,
+		`bytes_in = proc_site_minutes.bytes_in + excluded.bytes_in, bytes_out = proc_site_minutes.bytes_out + excluded.bytes_out`,
+		[]string{"BIGINT", "TEXT", "TEXT", "BIGINT", "BIGINT"},
+		func(k siteProcKey, v [2]int64, args []any) []any {
+			return append(args, k.ts, k.site, k.process, v[0], v[1])
+		})
+	if err != nil {
+		return err
+	}
+	err = upsertSums(ctx, tx, db.dialect, last, func(a, b lastKey) int {
+		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.process, b.process))
+	}, `agent_proc_last (agent_id, process, site, ts)`, `agent_id, process`,
+		`ts = CASE WHEN excluded.ts > agent_proc_last.ts THEN excluded.ts ELSE agent_proc_last.ts END`,
+		[]string{"BIGINT", "TEXT", "TEXT", "BIGINT"},
+		func(k lastKey, v [2]int64, args []any) []any { return append(args, k.agent, k.process, k.site, v[0]) })
+	if err != nil {
+		return err
+	}
+	err = upsertSums(ctx, tx, db.dialect, procs, func(a, b procKey) int {
 		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.ts, b.ts), cmp.Compare(a.process, b.process), cmp.Compare(a.pid, b.pid))
 	}, `agent_proc_minutes (agent_id, ts, process, pid, bytes_in, bytes_out)`, `agent_id, ts, process, pid`,
 		`bytes_in = agent_proc_minutes.bytes_in + excluded.bytes_in, bytes_out = agent_proc_minutes.bytes_out + excluded.bytes_out`,
@@ -154,6 +204,49 @@ func (db *DB) writeDeep(ctx context.Context, tx *sql.Tx, ds []record.Deep) error
 		func(k dnsKey, v [2]int64, args []any) []any {
 			return append(args, k.agent, k.ts, k.domain, k.process, v[0], v[1])
 		})
+}
+
+// agentSites returns the site of each of ids (deleted agents left out).
+func agentSites(ctx context.Context, tx *sql.Tx, ids []int64) (map[int64]string, error) {
+	out := make(map[int64]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	q := `SELECT id, site FROM agents WHERE id IN (`
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		if i > 0 {
+			q += ","
+		}
+		q += fmt.Sprintf("$%d", i+1)
+		args[i] = id
+	}
+	rows, err := tx.QueryContext(ctx, q+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var site string
+		if err := rows.Scan(&id, &site); err != nil {
+			return nil, err
+		}
+		out[id] = site
+	}
+	return out, rows.Err()
+}
+
+// deleteDeepRows takes agent id's traffic out of the fleet-wide sums
+// before its rows go (by the foreign keys' cascade), so that the process
+// list forgets a deleted agent like every other list.
+func (t *Tx) deleteDeepRows(ctx context.Context, id int64) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE proc_site_minutes SET bytes_in = proc_site_minutes.bytes_in - s.bytes_in,
+		bytes_out = proc_site_minutes.bytes_out - s.bytes_out
+		FROM (SELECT m.ts, a.site, m.process, SUM(m.bytes_in) AS bytes_in, SUM(m.bytes_out) AS bytes_out
+			FROM agent_proc_minutes m JOIN agents a ON a.id = m.agent_id WHERE m.agent_id = $1 GROUP BY m.ts, a.site, m.process) AS s
+		WHERE proc_site_minutes.ts = s.ts AND proc_site_minutes.site = s.site AND proc_site_minutes.process = s.process`, id)
+	return err
 }
 
 // claimDeep records batch d's (agent, seq); fresh is false when it was

@@ -62,13 +62,59 @@ func (s DeepScope) where() (string, []any) {
 }
 
 // TopProcesses sums bytes per process name over the scope, largest total
-// first (ties by name), at most limit.
+// first (ties by name), at most limit. Fleet-wide and per-site lists read
+// the per-site minute sums and count the agents of the listed processes
+// only; one agent's list reads its own rows.
 func (db *DB) TopProcesses(ctx context.Context, s DeepScope, limit int) ([]ProcessItem, error) {
+	if s.AgentID > 0 {
+		return db.agentProcesses(ctx, s, limit)
+	}
+	from := s.From - s.From%60
+	out := []ProcessItem{}
+	// Processes whose every agent was deleted keep zero sums until
+	// retention; they are skipped, so more candidates may be needed.
+	for offset, batch := 0, limit+8; len(out) < limit; offset, batch = offset+batch, batch*2 {
+		q := `SELECT process, SUM(bytes_in), SUM(bytes_out) FROM proc_site_minutes WHERE ts >= $1`
+		args := []any{from}
+		if s.Site != "" {
+			args = append(args, s.Site)
+			q += ` AND site = $2`
+		}
+		args = append(args, batch, offset)
+		q += fmt.Sprintf(` GROUP BY process ORDER BY SUM(bytes_in) + SUM(bytes_out) DESC, process LIMIT $%d OFFSET $%d`, len(args)-1, len(args))
+		cands, err := db.processSums(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		if err := db.countProcessAgents(ctx, cands, from, s.Site); err != nil {
+			return nil, err
+		}
+		for _, c := range cands {
+			if c.AgentCount > 0 && len(out) < limit {
+				out = append(out, c)
+			}
+		}
+		if len(cands) < batch {
+			break
+		}
+	}
+	return out, nil
+}
+
+// agentProcesses is TopProcesses of one agent.
+func (db *DB) agentProcesses(ctx context.Context, s DeepScope, limit int) ([]ProcessItem, error) {
 	w, args := s.where()
 	args = append(args, limit)
-	rows, err := db.reader.QueryContext(ctx, `SELECT process, SUM(bytes_in), SUM(bytes_out), COUNT(DISTINCT agent_id)
-		FROM agent_proc_minutes`+w+` GROUP BY process
+	out, err := db.processSums(ctx, `SELECT process, SUM(bytes_in), SUM(bytes_out) FROM agent_proc_minutes`+w+` GROUP BY process
 		ORDER BY SUM(bytes_in) + SUM(bytes_out) DESC, process LIMIT $`+fmt.Sprint(len(args)), args...)
+	for i := range out {
+		out[i].AgentCount = 1
+	}
+	return out, err
+}
+
+func (db *DB) processSums(ctx context.Context, q string, args ...any) ([]ProcessItem, error) {
+	rows, err := db.reader.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("top processes: %w", err)
 	}
@@ -76,13 +122,51 @@ func (db *DB) TopProcesses(ctx context.Context, s DeepScope, limit int) ([]Proce
 	out := []ProcessItem{}
 	for rows.Next() {
 		var p ProcessItem
-		if err := rows.Scan(&p.Process, &p.BytesIn, &p.BytesOut, &p.AgentCount); err != nil {
+		if err := rows.Scan(&p.Process, &p.BytesIn, &p.BytesOut); err != nil {
 			return nil, fmt.Errorf("top processes: %w", err)
 		}
 		p.Total = p.BytesIn + p.BytesOut
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+// countProcessAgents sets the agent count of each of ps: the agents (of
+// site, when set) that reported it at or after from.
+func (db *DB) countProcessAgents(ctx context.Context, ps []ProcessItem, from int64, site string) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	args := []any{from}
+	q := `SELECT process, COUNT(*) FROM agent_proc_last WHERE ts >= $1`
+	if site != "" {
+		args = append(args, site)
+		q += ` AND site = $2`
+	}
+	q += ` AND process IN (`
+	idx := make(map[string]int, len(ps))
+	for i, p := range ps {
+		if i > 0 {
+			q += ","
+		}
+		args = append(args, p.Process)
+		q += fmt.Sprintf("$%d", len(args))
+		idx[p.Process] = i
+	}
+	rows, err := db.reader.QueryContext(ctx, q+`) GROUP BY process`, args...)
+	if err != nil {
+		return fmt.Errorf("count process agents: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			return fmt.Errorf("count process agents: %w", err)
+		}
+		ps[idx[name]].AgentCount = n
+	}
+	return rows.Err()
 }
 
 // TopL7 sums L7 observations per host, kind and process over the scope,

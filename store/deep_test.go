@@ -150,9 +150,19 @@ func TestDeepSums(t *testing.T) {
 			t.Errorf("ProcessNames (-got, +want):\n%s", diff)
 		}
 
-		// A deleted agent's rows go with it, and its late batches vanish.
-		if err := db.InTx(ctx, func(tx *store.Tx) error { _, err := tx.DeleteAgent(ctx, b); return err }); err != nil {
+		// A deleted agent's rows go with it, and its late batches vanish;
+		// a process only it ran leaves the list.
+		c := siteAgent(t, db, "c", "south")
+		if _, err := db.WriteDeep(ctx, []record.Deep{{AgentID: c, Seq: 1, TS: now, Processes: []record.ProcessBytes{{Process: "only-c", BytesIn: 1 << 40}}}}); err != nil {
 			t.Fatal(err)
+		}
+		if top, _ := db.TopProcesses(ctx, all, 1); len(top) != 1 || top[0].Process != "only-c" {
+			t.Fatalf("c's process not on top: %+v", top)
+		}
+		for _, id := range []int64{b, c} {
+			if err := db.InTx(ctx, func(tx *store.Tx) error { _, err := tx.DeleteAgent(ctx, id); return err }); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if _, err := db.WriteDeep(ctx, []record.Deep{batch(b, 2, now, 1)}); err != nil {
 			t.Fatalf("a deleted agent's batch: %v", err)
@@ -245,6 +255,7 @@ func TestDeepRetention(t *testing.T) {
 		for _, table := range store.DeepTables {
 			want[table] = 1
 		}
+		want["agent_proc_last"] = 0 // the agent's last report of p is the new one
 		if diff := cmp.Diff(got, want); diff != "" {
 			t.Errorf("deleted (-got, +want):\n%s", diff)
 		}

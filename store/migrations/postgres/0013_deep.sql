@@ -25,6 +25,32 @@ CREATE TABLE agent_proc_minutes (
 );
 CREATE INDEX agent_proc_minutes_ts ON agent_proc_minutes (ts);
 
+-- The fleet-wide list of processes reads these two instead of every
+-- agent's rows (10 000 agents with 50 processes are 30 million rows an
+-- hour). proc_site_minutes sums the bytes per minute, site and process (a
+-- few hundred rows a minute); deleting an agent subtracts its rows.
+CREATE TABLE proc_site_minutes (
+    ts        BIGINT NOT NULL,
+    site      TEXT   NOT NULL,
+    process   TEXT   NOT NULL,
+    bytes_in  BIGINT NOT NULL,
+    bytes_out BIGINT NOT NULL,
+    PRIMARY KEY (ts, site, process)
+);
+-- agent_proc_last is the last minute each agent reported each process:
+-- an agent ran a process within a window ending now exactly when its ts
+-- is at or after the window's start, so agent_count is a count of these
+-- rows (for the few processes listed, through the index).
+CREATE TABLE agent_proc_last (
+    agent_id BIGINT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+    process  TEXT   NOT NULL,
+    site     TEXT   NOT NULL,
+    ts       BIGINT NOT NULL,
+    PRIMARY KEY (agent_id, process)
+);
+CREATE INDEX agent_proc_last_process ON agent_proc_last (process, ts);
+CREATE INDEX agent_proc_last_ts ON agent_proc_last (ts);
+
 -- The (unattributed) bytes by the reason the agent gave.
 CREATE TABLE agent_unattributed_minutes (
     agent_id BIGINT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
