@@ -14,7 +14,7 @@ import (
 // DeepTables are the deep collection tables (issue 17), for the retention
 // loop: each has a ts column, the minute's start.
 var DeepTables = []string{"agent_deep_seqs", "agent_proc_minutes", "proc_site_minutes", "agent_proc_last", "agent_unattributed_minutes",
-	"agent_remote_minutes", "agent_l7_minutes", "agent_dns_minutes"}
+	"agent_remote_minutes", "agent_l7_minutes", "l7_site_minutes", "agent_l7_last", "agent_dns_minutes", "dns_site_minutes", "agent_dns_last"}
 
 // deepChunk is how many batches one chunk of WriteDeep sums together (a
 // batch carries up to a few hundred rows).
@@ -40,16 +40,6 @@ type procKey struct {
 	agent, ts int64
 	process   string
 	pid       int32
-}
-
-type siteProcKey struct {
-	ts            int64
-	site, process string
-}
-
-type lastKey struct {
-	agent         int64
-	process, site string
 }
 
 type reasonKey struct {
@@ -94,8 +84,7 @@ func (db *DB) writeDeep(ctx context.Context, tx *sql.Tx, ds []record.Deep) error
 	if err != nil {
 		return err
 	}
-	siteProcs := map[siteProcKey][2]int64{}
-	last := map[lastKey][2]int64{}
+	procFleet, l7Fleet, dnsFleet := newRollup(), newRollup(), newRollup()
 	for i := range ds {
 		d := &ds[i]
 		if !fresh[i] {
@@ -107,18 +96,17 @@ func (db *DB) writeDeep(ctx context.Context, tx *sql.Tx, ds []record.Deep) error
 			name := cleanText(p.Process)
 			k := procKey{d.AgentID, m, name, p.PID}
 			procs[k] = add2(procs[k], p.BytesIn, p.BytesOut)
-			sk := siteProcKey{m, site, name}
-			siteProcs[sk] = add2(siteProcs[sk], p.BytesIn, p.BytesOut)
-			lk := lastKey{d.AgentID, name, site}
-			last[lk] = [2]int64{max(last[lk][0], m)}
+			procFleet.add(d.AgentID, m, site, fleetKey{name}, p.BytesIn, p.BytesOut)
 		}
 		for _, h := range d.L7 {
 			k := l7Key{d.AgentID, m, cleanText(h.Host), cleanText(h.Kind), cleanText(h.Process)}
 			l7[k] = add2(l7[k], h.Bytes, h.Hits)
+			l7Fleet.add(d.AgentID, m, site, fleetKey{k.host, k.kind, k.process}, h.Bytes, h.Hits)
 		}
 		for _, q := range d.DNS {
 			k := dnsKey{d.AgentID, m, cleanText(q.Domain), cleanText(q.Process)}
 			dns[k] = add2(dns[k], q.Queries, q.Responses)
+			dnsFleet.add(d.AgentID, m, site, fleetKey{k.domain, k.process}, q.Queries, q.Responses)
 		}
 		for _, r := range d.Remotes {
 			k := remoteKey{d.AgentID, m, cleanText(r.Process), cleanText(r.Proto), cleanText(r.IP), r.Port}
@@ -131,25 +119,13 @@ func (db *DB) writeDeep(ctx context.Context, tx *sql.Tx, ds []record.Deep) error
 	}
 	// Rows go in key order, the same in every writer, so that two
 	// PostgreSQL writers upserting the same rows cannot deadlock.
-	err = upsertSums(ctx, tx, db.dialect, siteProcs, func(a, b siteProcKey) int {
-		return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(a.site, b.site), cmp.Compare(a.process, b.process))
-	}, `proc_site_minutes (ts, site, process, bytes_in, bytes_out)`, `ts, site, process`,
-		`bytes_in = proc_site_minutes.bytes_in + excluded.bytes_in, bytes_out = proc_site_minutes.bytes_out + excluded.bytes_out`,
-		[]string{"BIGINT", "TEXT", "TEXT", "BIGINT", "BIGINT"},
-		func(k siteProcKey, v [2]int64, args []any) []any {
-			return append(args, k.ts, k.site, k.process, v[0], v[1])
-		})
-	if err != nil {
-		return err
-	}
-	err = upsertSums(ctx, tx, db.dialect, last, func(a, b lastKey) int {
-		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.process, b.process))
-	}, `agent_proc_last (agent_id, process, site, ts)`, `agent_id, process`,
-		`ts = CASE WHEN excluded.ts > agent_proc_last.ts THEN excluded.ts ELSE agent_proc_last.ts END`,
-		[]string{"BIGINT", "TEXT", "TEXT", "BIGINT"},
-		func(k lastKey, v [2]int64, args []any) []any { return append(args, k.agent, k.process, k.site, v[0]) })
-	if err != nil {
-		return err
+	for _, f := range []struct {
+		r rollup
+		l fleetList
+	}{{procFleet, procList}, {l7Fleet, l7List}, {dnsFleet, dnsList}} {
+		if err := f.r.write(ctx, tx, db.dialect, f.l); err != nil {
+			return err
+		}
 	}
 	err = upsertSums(ctx, tx, db.dialect, procs, func(a, b procKey) int {
 		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.ts, b.ts), cmp.Compare(a.process, b.process), cmp.Compare(a.pid, b.pid))
@@ -235,18 +211,6 @@ func agentSites(ctx context.Context, tx *sql.Tx, ids []int64) (map[int64]string,
 		out[id] = site
 	}
 	return out, rows.Err()
-}
-
-// deleteDeepRows takes agent id's traffic out of the fleet-wide sums
-// before its rows go (by the foreign keys' cascade), so that the process
-// list forgets a deleted agent like every other list.
-func (t *Tx) deleteDeepRows(ctx context.Context, id int64) error {
-	_, err := t.tx.ExecContext(ctx, `UPDATE proc_site_minutes SET bytes_in = proc_site_minutes.bytes_in - s.bytes_in,
-		bytes_out = proc_site_minutes.bytes_out - s.bytes_out
-		FROM (SELECT m.ts, a.site, m.process, SUM(m.bytes_in) AS bytes_in, SUM(m.bytes_out) AS bytes_out
-			FROM agent_proc_minutes m JOIN agents a ON a.id = m.agent_id WHERE m.agent_id = $1 GROUP BY m.ts, a.site, m.process) AS s
-		WHERE proc_site_minutes.ts = s.ts AND proc_site_minutes.site = s.site AND proc_site_minutes.process = s.process`, id)
-	return err
 }
 
 // claimDeep records batch d's (agent, seq); fresh is false when it was

@@ -63,115 +63,47 @@ func (s DeepScope) where() (string, []any) {
 
 // TopProcesses sums bytes per process name over the scope, largest total
 // first (ties by name), at most limit. Fleet-wide and per-site lists read
-// the per-site minute sums and count the agents of the listed processes
-// only; one agent's list reads its own rows.
+// the rollups (see fleetList); one agent's list reads its own rows.
 func (db *DB) TopProcesses(ctx context.Context, s DeepScope, limit int) ([]ProcessItem, error) {
-	if s.AgentID > 0 {
-		return db.agentProcesses(ctx, s, limit)
-	}
-	from := s.From - s.From%60
 	out := []ProcessItem{}
-	// Processes whose every agent was deleted keep zero sums until
-	// retention; they are skipped, so more candidates may be needed.
-	for offset, batch := 0, limit+8; len(out) < limit; offset, batch = offset+batch, batch*2 {
-		q := `SELECT process, SUM(bytes_in), SUM(bytes_out) FROM proc_site_minutes WHERE ts >= $1`
-		args := []any{from}
-		if s.Site != "" {
-			args = append(args, s.Site)
-			q += ` AND site = $2`
-		}
-		args = append(args, batch, offset)
-		q += fmt.Sprintf(` GROUP BY process ORDER BY SUM(bytes_in) + SUM(bytes_out) DESC, process LIMIT $%d OFFSET $%d`, len(args)-1, len(args))
-		cands, err := db.processSums(ctx, q, args...)
+	if s.AgentID > 0 {
+		w, args := s.where()
+		args = append(args, limit)
+		rows, err := db.reader.QueryContext(ctx, `SELECT process, SUM(bytes_in), SUM(bytes_out) FROM agent_proc_minutes`+w+`
+			GROUP BY process ORDER BY SUM(bytes_in) + SUM(bytes_out) DESC, process LIMIT $`+fmt.Sprint(len(args)), args...)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("top processes: %w", err)
 		}
-		if err := db.countProcessAgents(ctx, cands, from, s.Site); err != nil {
-			return nil, err
-		}
-		for _, c := range cands {
-			if c.AgentCount > 0 && len(out) < limit {
-				out = append(out, c)
+		defer rows.Close()
+		for rows.Next() {
+			p := ProcessItem{AgentCount: 1}
+			if err := rows.Scan(&p.Process, &p.BytesIn, &p.BytesOut); err != nil {
+				return nil, fmt.Errorf("top processes: %w", err)
 			}
+			p.Total = p.BytesIn + p.BytesOut
+			out = append(out, p)
 		}
-		if len(cands) < batch {
-			break
-		}
+		return out, rows.Err()
 	}
-	return out, nil
-}
-
-// agentProcesses is TopProcesses of one agent.
-func (db *DB) agentProcesses(ctx context.Context, s DeepScope, limit int) ([]ProcessItem, error) {
-	w, args := s.where()
-	args = append(args, limit)
-	out, err := db.processSums(ctx, `SELECT process, SUM(bytes_in), SUM(bytes_out) FROM agent_proc_minutes`+w+` GROUP BY process
-		ORDER BY SUM(bytes_in) + SUM(bytes_out) DESC, process LIMIT $`+fmt.Sprint(len(args)), args...)
-	for i := range out {
-		out[i].AgentCount = 1
+	rs, err := db.fleetTop(ctx, procList, s.From-s.From%60, s.Site, limit)
+	for _, r := range rs {
+		out = append(out, ProcessItem{Process: r.k[0], BytesIn: r.sums[0], BytesOut: r.sums[1], Total: r.sums[0] + r.sums[1], AgentCount: r.agents})
 	}
 	return out, err
 }
 
-func (db *DB) processSums(ctx context.Context, q string, args ...any) ([]ProcessItem, error) {
-	rows, err := db.reader.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("top processes: %w", err)
-	}
-	defer rows.Close()
-	out := []ProcessItem{}
-	for rows.Next() {
-		var p ProcessItem
-		if err := rows.Scan(&p.Process, &p.BytesIn, &p.BytesOut); err != nil {
-			return nil, fmt.Errorf("top processes: %w", err)
-		}
-		p.Total = p.BytesIn + p.BytesOut
-		out = append(out, p)
-	}
-	return out, rows.Err()
-}
-
-// countProcessAgents sets the agent count of each of ps: the agents (of
-// site, when set) that reported it at or after from.
-func (db *DB) countProcessAgents(ctx context.Context, ps []ProcessItem, from int64, site string) error {
-	if len(ps) == 0 {
-		return nil
-	}
-	args := []any{from}
-	q := `SELECT process, COUNT(*) FROM agent_proc_last WHERE ts >= $1`
-	if site != "" {
-		args = append(args, site)
-		q += ` AND site = $2`
-	}
-	q += ` AND process IN (`
-	idx := make(map[string]int, len(ps))
-	for i, p := range ps {
-		if i > 0 {
-			q += ","
-		}
-		args = append(args, p.Process)
-		q += fmt.Sprintf("$%d", len(args))
-		idx[p.Process] = i
-	}
-	rows, err := db.reader.QueryContext(ctx, q+`) GROUP BY process`, args...)
-	if err != nil {
-		return fmt.Errorf("count process agents: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		var n int64
-		if err := rows.Scan(&name, &n); err != nil {
-			return fmt.Errorf("count process agents: %w", err)
-		}
-		ps[idx[name]].AgentCount = n
-	}
-	return rows.Err()
-}
-
 // TopL7 sums L7 observations per host, kind and process over the scope,
-// most bytes first (then most hits), at most limit.
+// most bytes first (then most hits), at most limit; fleet-wide and
+// per-site lists read the rollups (see fleetList).
 func (db *DB) TopL7(ctx context.Context, s DeepScope, limit int) ([]L7Item, error) {
+	if s.AgentID == 0 {
+		rs, err := db.fleetTop(ctx, l7List, s.From-s.From%60, s.Site, limit)
+		out := []L7Item{}
+		for _, r := range rs {
+			out = append(out, L7Item{Host: r.k[0], Kind: r.k[1], Process: r.k[2], Bytes: r.sums[0], Hits: r.sums[1], AgentCount: r.agents})
+		}
+		return out, err
+	}
 	w, args := s.where()
 	args = append(args, limit)
 	rows, err := db.reader.QueryContext(ctx, `SELECT host, kind, process, SUM(bytes), SUM(hits), COUNT(DISTINCT agent_id)
@@ -193,8 +125,17 @@ func (db *DB) TopL7(ctx context.Context, s DeepScope, limit int) ([]L7Item, erro
 }
 
 // TopDNS sums DNS queries per domain and process over the scope, most
-// queries first, at most limit.
+// queries first, at most limit; fleet-wide and per-site lists read the
+// rollups (see fleetList).
 func (db *DB) TopDNS(ctx context.Context, s DeepScope, limit int) ([]DNSItem, error) {
+	if s.AgentID == 0 {
+		rs, err := db.fleetTop(ctx, dnsList, s.From-s.From%60, s.Site, limit)
+		out := []DNSItem{}
+		for _, r := range rs {
+			out = append(out, DNSItem{Domain: r.k[0], Process: r.k[1], Queries: r.sums[0], Responses: r.sums[1], AgentCount: r.agents})
+		}
+		return out, err
+	}
 	w, args := s.where()
 	args = append(args, limit)
 	rows, err := db.reader.QueryContext(ctx, `SELECT domain, process, SUM(queries), SUM(responses), COUNT(DISTINCT agent_id)

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,6 +172,21 @@ func TestDeepSums(t *testing.T) {
 		if diff := cmp.Diff(procs, []store.ProcessItem{{Process: "curl", BytesIn: 302, BytesOut: 22, Total: 324, AgentCount: 1}}); diff != "" {
 			t.Errorf("after deleting b (-got, +want):\n%s", diff)
 		}
+		l7, _ = db.TopL7(ctx, all, 30)
+		wantL7 = []store.L7Item{
+			{Host: "example.com", Kind: "tls", Process: "curl", Bytes: 1000, Hits: 2, AgentCount: 1},
+			{Host: hostileStored, Kind: "http", Process: "curl", Bytes: 2, Hits: 2, AgentCount: 1},
+		}
+		if diff := cmp.Diff(l7, wantL7); diff != "" {
+			t.Errorf("TopL7 after deleting b (-got, +want):\n%s", diff)
+		}
+		dns, _ = db.TopDNS(ctx, all, 30)
+		if diff := cmp.Diff(dns, []store.DNSItem{{Domain: "example.com", Process: "curl", Queries: 4, Responses: 4, AgentCount: 1}}); diff != "" {
+			t.Errorf("TopDNS after deleting b (-got, +want):\n%s", diff)
+		}
+		if dns, _ := db.TopDNS(ctx, store.DeepScope{From: now - 3600, Site: "south"}, 30); len(dns) != 0 {
+			t.Errorf("site south after deleting its agents: %+v", dns)
+		}
 	})
 }
 
@@ -232,13 +248,16 @@ func TestDeepRetention(t *testing.T) {
 		ctx := context.Background()
 		a := siteAgent(t, db, "a", "")
 		old := time.Now().Add(-8 * 24 * time.Hour).Unix()
-		row := func(seq uint64, ts int64) record.Deep {
-			return record.Deep{AgentID: a, Seq: seq, TS: ts, Processes: []record.ProcessBytes{{Process: "p", BytesIn: 1}},
-				L7: []record.L7Hit{{Host: "h", Kind: "tls", Process: "p"}}, DNS: []record.DNSCount{{Domain: "d", Process: "p"}},
-				Remotes:      []record.RemoteBytes{{Process: "p", Proto: "tcp", IP: "192.0.2.1", Port: 1, BytesIn: 1}},
+		row := func(seq uint64, ts int64, p string) record.Deep {
+			return record.Deep{AgentID: a, Seq: seq, TS: ts, Processes: []record.ProcessBytes{{Process: p, BytesIn: 1}},
+				L7: []record.L7Hit{{Host: "h", Kind: "tls", Process: p}}, DNS: []record.DNSCount{{Domain: "d", Process: p}},
+				Remotes:      []record.RemoteBytes{{Process: p, Proto: "tcp", IP: "192.0.2.1", Port: 1, BytesIn: 1}},
 				Unattributed: []record.ReasonBytes{{Reason: "r", Bytes: 1}}}
 		}
-		if _, err := db.WriteDeep(ctx, []record.Deep{row(1, old), row(2, time.Now().Unix())}); err != nil {
+		// The last-report rows of "gone" are old and go; those of "p",
+		// reported again lately, stay.
+		old1, old2, recent := row(1, old, "gone"), row(2, old, "p"), row(3, time.Now().Unix(), "p")
+		if _, err := db.WriteDeep(ctx, []record.Deep{old1, old2, recent}); err != nil {
 			t.Fatal(err)
 		}
 		r := store.NewRetention(storetest.Logger(t), store.RetentionConfig{Hours: 168, Interval: time.Hour}, db, nil)
@@ -253,9 +272,13 @@ func TestDeepRetention(t *testing.T) {
 		}
 		want := map[string]int64{}
 		for _, table := range store.DeepTables {
-			want[table] = 1
+			want[table] = 2 // the two old batches' rows, at different keys
+			if strings.HasSuffix(table, "_last") {
+				want[table] = 1 // "gone" only
+			}
 		}
-		want["agent_proc_last"] = 0 // the agent's last report of p is the new one
+		want["agent_deep_seqs"] = 2
+		want["agent_unattributed_minutes"], want["proc_site_minutes"], want["l7_site_minutes"], want["dns_site_minutes"] = 1, 2, 2, 2
 		if diff := cmp.Diff(got, want); diff != "" {
 			t.Errorf("deleted (-got, +want):\n%s", diff)
 		}

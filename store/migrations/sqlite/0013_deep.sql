@@ -74,6 +74,28 @@ CREATE TABLE agent_l7_minutes (
     PRIMARY KEY (agent_id, ts, host, kind, process)
 );
 CREATE INDEX agent_l7_minutes_ts ON agent_l7_minutes (ts);
+-- The fleet-wide L7 list's sums and last reports, as for processes.
+CREATE TABLE l7_site_minutes (
+    ts      BIGINT NOT NULL,
+    site    TEXT   NOT NULL,
+    host    TEXT   NOT NULL,
+    kind    TEXT   NOT NULL,
+    process TEXT   NOT NULL,
+    bytes   BIGINT NOT NULL,
+    hits    BIGINT NOT NULL,
+    PRIMARY KEY (ts, site, host, kind, process)
+);
+CREATE TABLE agent_l7_last (
+    agent_id BIGINT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+    host     TEXT   NOT NULL,
+    kind     TEXT   NOT NULL,
+    process  TEXT   NOT NULL,
+    site     TEXT   NOT NULL,
+    ts       BIGINT NOT NULL,
+    PRIMARY KEY (agent_id, host, kind, process)
+);
+CREATE INDEX agent_l7_last_key ON agent_l7_last (host, kind, process, ts);
+CREATE INDEX agent_l7_last_ts ON agent_l7_last (ts);
 
 CREATE TABLE agent_dns_minutes (
     agent_id  BIGINT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
@@ -85,6 +107,26 @@ CREATE TABLE agent_dns_minutes (
     PRIMARY KEY (agent_id, ts, domain, process)
 );
 CREATE INDEX agent_dns_minutes_ts ON agent_dns_minutes (ts);
+-- The fleet-wide DNS list's sums and last reports, as for processes.
+CREATE TABLE dns_site_minutes (
+    ts        BIGINT NOT NULL,
+    site      TEXT   NOT NULL,
+    domain    TEXT   NOT NULL,
+    process   TEXT   NOT NULL,
+    queries   BIGINT NOT NULL,
+    responses BIGINT NOT NULL,
+    PRIMARY KEY (ts, site, domain, process)
+);
+CREATE TABLE agent_dns_last (
+    agent_id BIGINT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+    domain   TEXT   NOT NULL,
+    process  TEXT   NOT NULL,
+    site     TEXT   NOT NULL,
+    ts       BIGINT NOT NULL,
+    PRIMARY KEY (agent_id, domain, process)
+);
+CREATE INDEX agent_dns_last_key ON agent_dns_last (domain, process, ts);
+CREATE INDEX agent_dns_last_ts ON agent_dns_last (ts);
 
 -- Bytes per process and remote end: the process detail's destinations
 -- and the connection.seen events.
