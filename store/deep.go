@@ -257,7 +257,7 @@ func upsertSums[K comparable](ctx context.Context, tx *sql.Tx, d Dialect, rows m
 		}
 		cols += fmt.Sprintf("v.column%d", i+1)
 	}
-	return execValues(ctx, tx, len(keys), valuesChunk, func(n int) string {
+	return execValues(ctx, tx, len(keys), func(n int) string {
 		// "WHERE true" tells SQLite's parser that ON CONFLICT is the
 		// upsert clause, not a join's ON.
 		return `INSERT INTO ` + into + ` SELECT ` + cols + ` FROM (VALUES ` + valuesList(d, n, types) + `) AS v WHERE true

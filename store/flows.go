@@ -108,29 +108,12 @@ func aggregateFlows(batches [][]record.Flow, n int) (minutes, hours map[flowKey]
 	return minutes, hours
 }
 
-// upsertChunk is how many rows one upsert statement carries: one
-// statement per row spent more in database/sql and the driver (a context
-// watcher goroutine per call on SQLite) than in the database.
-const upsertChunk = 64
-
 // upsertSQL is the upsert of rows aggregates into table (flow_minutes or
 // flow_hours, a constant of this file: never user input).
 func upsertSQL(d Dialect, table string, rows int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO ` + table + ` (ts, exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, last_seen) VALUES `)
-	for r := range rows {
-		if r > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('(')
-		for c := range 11 {
-			if c > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(placeholder(d, r*11+c+1))
-		}
-		b.WriteByte(')')
-	}
+	writeRows(&b, d, rows, 11, nil)
 	b.WriteString(` ON CONFLICT (ts, exporter, src, dst, src_port, dst_port, proto) DO UPDATE SET
 			packets = ` + table + `.packets + excluded.packets,
 			octets = ` + table + `.octets + excluded.octets,
@@ -341,7 +324,8 @@ type FlowTemplate struct {
 
 // SaveFlowTemplates replaces the stored templates with ts.
 func (db *DB) SaveFlowTemplates(ctx context.Context, ts []FlowTemplate) error {
-	return db.WithTx(ctx, func(tx *sql.Tx) error {
+	return db.InTx(ctx, func(wtx *Tx) error {
+		tx := wtx.SQL()
 		if _, err := tx.ExecContext(ctx, `DELETE FROM flow_templates`); err != nil {
 			return err
 		}

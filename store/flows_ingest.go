@@ -67,7 +67,7 @@ type flowTx struct {
 	tx      *sql.Tx
 	release func()
 	began   time.Time
-	full    map[string]*sql.Stmt // prepared upsertChunk-row statements, by table
+	stmts   map[string]*wideStmt // the upsert of each table
 	// pending are the keys written since the last commit, by table.
 	pending map[string][]flowKey
 }
@@ -83,7 +83,7 @@ func (f *flowTx) begin() error {
 		return err
 	}
 	f.tx, f.release, f.began = tx, release, time.Now()
-	f.full = map[string]*sql.Stmt{}
+	f.stmts = map[string]*wideStmt{}
 	return nil
 }
 
@@ -91,8 +91,8 @@ func (f *flowTx) end(commit bool) error {
 	if f.tx == nil {
 		return nil
 	}
-	for _, st := range f.full {
-		_ = st.Close()
+	for _, st := range f.stmts {
+		st.Close()
 	}
 	var err error
 	if commit {
@@ -151,29 +151,22 @@ func (db *DB) upsertFlowSums(ctx context.Context, minutes, hours map[flowKey]*fl
 	return early, nil
 }
 
-// upsertFlows adds aggregates to table, upsertChunk rows a statement,
+// upsertFlows adds aggregates to table, rowsPerStatement rows a statement,
 // calling yield after each statement. Keys written are recorded in
 // f.pending until their transaction commits. (Deleting map entries during
 // range is allowed; a yield deletes only keys already visited.)
 func upsertFlows(f *flowTx, table string, agg map[flowKey]*flowSums, yield func() error) error {
 	d := f.db.dialect
-	args := make([]any, 0, upsertChunk*11)
-	keys := make([]flowKey, 0, upsertChunk)
-	flush := func(full bool) error {
-		var err error
-		if full {
-			st := f.full[table]
-			if st == nil {
-				if st, err = f.tx.PrepareContext(f.ctx, upsertSQL(d, table, upsertChunk)); err != nil {
-					return err
-				}
-				f.full[table] = st
-			}
-			_, err = st.ExecContext(f.ctx, args...)
-		} else {
-			_, err = f.tx.ExecContext(f.ctx, upsertSQL(d, table, len(args)/11), args...)
+	args := make([]any, 0, rowsPerStatement*11)
+	keys := make([]flowKey, 0, rowsPerStatement)
+	flush := func() error {
+		// begin, after a yield too, starts with no statements.
+		st := f.stmts[table]
+		if st == nil {
+			st = &wideStmt{tx: f.tx, sqlFor: func(rows int) string { return upsertSQL(d, table, rows) }}
+			f.stmts[table] = st
 		}
-		if err != nil {
+		if err := st.exec(f.ctx, len(keys), args); err != nil {
 			return err
 		}
 		f.pending[table] = append(f.pending[table], keys...)
@@ -185,13 +178,13 @@ func upsertFlows(f *flowTx, table string, agg map[flowKey]*flowSums, yield func(
 			int64(s.packets), int64(s.octets), int64(s.flows), s.last)
 		keys = append(keys, k)
 		if len(args) == cap(args) {
-			if err := flush(true); err != nil {
+			if err := flush(); err != nil {
 				return err
 			}
 		}
 	}
 	if len(args) > 0 {
-		return flush(false)
+		return flush()
 	}
 	return nil
 }

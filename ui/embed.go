@@ -13,6 +13,7 @@ import (
 	"embed"
 	"io"
 	"io/fs"
+	"mime"
 	"net/http"
 	"path"
 	"strings"
@@ -49,8 +50,13 @@ type Handler struct {
 // New returns the UI handler over the embedded files.
 func New(cfg Config) *Handler {
 	sub, _ := fs.Sub(dist, "dist") // "dist" is a constant, valid path
-	h := &Handler{cfg: cfg, files: sub, modTime: time.Now()}
-	if b, err := fs.ReadFile(sub, "index.html"); err == nil {
+	return newHandler(cfg, sub)
+}
+
+// newHandler serves the console files of fsys (tests hand in their own).
+func newHandler(cfg Config, fsys fs.FS) *Handler {
+	h := &Handler{cfg: cfg, files: fsys, modTime: time.Now()}
+	if b, err := fs.ReadFile(fsys, "index.html"); err == nil {
 		h.index = b
 	} else {
 		h.index = placeholder
@@ -62,7 +68,10 @@ func New(cfg Config) *Handler {
 func (h *Handler) Embedded() bool { return !bytes.Equal(h.index, placeholder) }
 
 // ServeHTTP serves a file of the console when one matches the path and the
-// shell (index.html) otherwise.
+// shell (index.html) otherwise. An unknown path under /assets/ answers 404:
+// a browser that asks for a script chunk of an older build must see the
+// failure (the console then offers a reload), not the HTML shell parsed as
+// JavaScript.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	hdr.Set("Content-Security-Policy", CSP)
@@ -72,18 +81,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
 	if name != "" && name != "index.html" && !strings.HasPrefix(path.Base(name), ".") {
-		if f, err := h.files.Open(name); err == nil {
-			st, err := f.Stat()
-			if err == nil && !st.IsDir() {
-				defer f.Close()
-				// Vite names built assets by content hash: cache them for good.
-				if strings.HasPrefix(name, "assets/") {
-					hdr.Set("Cache-Control", "public, max-age=31536000, immutable")
-				}
-				http.ServeContent(w, r, name, h.modTime, f.(io.ReadSeeker))
-				return
-			}
-			f.Close()
+		if h.serveFile(w, r, name) {
+			return
+		}
+		if name == "assets" || strings.HasPrefix(name, "assets/") {
+			hdr.Set("Cache-Control", "no-store")
+			http.Error(w, "no such asset: "+name+" (the console was rebuilt; reload the page)", http.StatusNotFound)
+			return
 		}
 	}
 	// The shell must never be cached: it names the current assets.
@@ -93,4 +97,64 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(h.index)
 	}
+}
+
+// serveFile serves the named embedded file, or its precompressed variant
+// (name.br, name.gz written by the build) when the request accepts that
+// encoding, and reports whether the file exists.
+func (h *Handler) serveFile(w http.ResponseWriter, r *http.Request, name string) bool {
+	if isVariant(name) {
+		return false // the variants are served only through negotiation
+	}
+	f, ok := h.open(name)
+	if !ok {
+		return false
+	}
+	defer f.Close()
+	hdr := w.Header()
+	// Vite names built assets by content hash: cache them for good.
+	if strings.HasPrefix(name, "assets/") {
+		hdr.Set("Cache-Control", "public, max-age=31536000, immutable")
+	}
+	content := f
+	if enc, ext := negotiate(r.Header.Get("Accept-Encoding"), func(ext string) bool { return h.exists(name + ext) }); enc != "" {
+		hdr.Add("Vary", "Accept-Encoding")
+		if vf, ok := h.open(name + ext); ok {
+			defer vf.Close()
+			// The type is the original's: ServeContent would guess it from
+			// the .br/.gz name.
+			if ct := mime.TypeByExtension(path.Ext(name)); ct != "" {
+				hdr.Set("Content-Type", ct)
+			}
+			hdr.Set("Content-Encoding", enc)
+			content = vf
+		}
+	} else if h.exists(name+".br") || h.exists(name+".gz") {
+		hdr.Add("Vary", "Accept-Encoding")
+	}
+	http.ServeContent(w, r, name, h.modTime, content.(io.ReadSeeker))
+	return true
+}
+
+// open opens a regular embedded file.
+func (h *Handler) open(name string) (fs.File, bool) {
+	f, err := h.files.Open(name)
+	if err != nil {
+		return nil, false
+	}
+	st, err := f.Stat()
+	if err != nil || st.IsDir() {
+		f.Close()
+		return nil, false
+	}
+	return f, true
+}
+
+func (h *Handler) exists(name string) bool {
+	st, err := fs.Stat(h.files, name)
+	return err == nil && !st.IsDir()
+}
+
+func isVariant(name string) bool {
+	return strings.HasSuffix(name, ".br") || strings.HasSuffix(name, ".gz")
 }

@@ -246,6 +246,7 @@ func (s *Server) buildEngine() *gin.Engine {
 	}
 	_ = e.SetTrustedProxies(proxies) // already parsed: cannot fail
 	e.Use(s.recoverer, s.bodyDeadline, s.requestID, s.observe, securityHeaders, requestInfo, s.csrf)
+	e.Use(compressJSON) // JSON answers of /api/ gzip-compressed when accepted (compress.go)
 	for _, r := range s.routes {
 		ginPath := router.GinPath(r.Path)
 		s.templates[ginPath] = r.Path

@@ -22,7 +22,6 @@ export default defineConfig({
     rollupOptions: {
       output: {
         manualChunks(id) {
-          if (id.includes('node_modules/echarts') || id.includes('node_modules/zrender')) return 'echarts'
           if (id.includes('node_modules/uplot')) return 'uplot'
           if (id.includes('node_modules/')) return 'vendor'
           return undefined

@@ -286,7 +286,12 @@ describe('fleet pages', () => {
     const rText = (await r.textContent()) ?? ''
     expect(rText).toContain('branch-1')
     expect(rText).toContain('0 / 10')
-    expect(rText).toMatch(/in (6|7) d/)
+    // tables show absolute times (24-hour clock), the relative one on hover
+    const expires = new Date(tok.expires_at * 1000)
+    const pad = (n: number) => String(n).padStart(2, '0')
+    expect(rText).toContain(`${expires.getFullYear()}-${pad(expires.getMonth() + 1)}-${pad(expires.getDate())} ${pad(expires.getHours())}:${pad(expires.getMinutes())}`)
+    const titles = await r.locator('time').evaluateAll((ts) => ts.map((t) => t.getAttribute('title') ?? ''))
+    expect(titles.some((t) => /^in (6|7) d/.test(t))).toBe(true)
     expect(rText).toContain('by admin')
     expect(rText).toContain('any')
 
@@ -320,6 +325,41 @@ describe('fleet pages', () => {
     const refused = await hello(hub.url, secret, { name: 'e2e-late', machine_id: 'e2e-machine-late' })
     expect(refused.status).toBe(401)
     expect(refused.body.error).toMatch(/revoked/)
+    await assertNoScriptRan(page, watch)
+  })
+
+  test('a busy agent: its 600 connections are paged, the page stays short, and a remote address opens its host page naming the agent', async () => {
+    const busyConns: SimConnection[] = Array.from({ length: 600 }, (_, i) => ({
+      proto: 'tcp',
+      local_addr: `10.9.0.1:${20000 + i}`,
+      remote_addr: `203.0.113.${(i % 200) + 1}:443`,
+      status: 'ESTABLISHED',
+      pid: 1000 + i,
+      process: 'busy-client',
+    }))
+    const busy = new SimAgent(hub.url, { name: 'e2e-busy', machineId: 'e2e-machine-busy', interfaces: [{ name: 'eth0', rxRate: 1000, txRate: 1000, ppsRate: 10 }], connections: busyConns })
+    await busy.enroll(STATIC_TOKEN)
+    expect(await busy.send()).toBe(200)
+    // the store writes the batch within a second; the page reloads every 30 s
+    await expect
+      .poll(async () => (await apiGet<{ connections: unknown[] | null }>(`/api/v1/agents/${busy.id}`)).connections?.length ?? 0, { timeout: 10_000 })
+      .toBe(600)
+    await page.goto(`${hub.url}/agents/${busy.id}`)
+    const conns = page.getByTestId('agent-conns-table')
+    await expect.poll(() => conns.locator('tbody tr').count(), { timeout: 15_000 }).toBe(25)
+    const pager = page.getByRole('navigation', { name: 'Connections pages' })
+    expect(await pager.textContent()).toContain('1–25 of 600')
+    await pager.getByRole('button', { name: 'Next ›' }).click()
+    expect(await pager.textContent()).toContain('26–50 of 600')
+    expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBeLessThan(4000)
+    await screenshot(page, 'fleet-agent-busy')
+    // the remote address of a connection opens its host page, which names the agent
+    const link = conns.locator('a[href^="/hosts/203.0.113."]').first()
+    const href = (await link.getAttribute('href')) ?? ''
+    await link.click()
+    await page.waitForURL((u) => u.pathname === href)
+    await expect.poll(() => page.getByTestId('host-agents').textContent(), { timeout: 15_000 }).toContain('e2e-busy')
+    await screenshot(page, 'host-from-agent')
     await assertNoScriptRan(page, watch)
   })
 

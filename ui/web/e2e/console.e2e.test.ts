@@ -94,6 +94,44 @@ describe('console', () => {
     await expect.poll(() => page.getByTestId('endpoints-table').textContent(), { timeout: 10_000 }).toContain('127.0.0.5')
   })
 
+  test('the rate chart: out below the axis, local off until asked for, legend with last/min/max/avg and the time zone', async () => {
+    const legend = page.locator('[data-testid="live-chart"] [data-testid="chart-legend"]')
+    const text = (await legend.textContent()) ?? ''
+    for (const h of ['Last', 'Min', 'Max', 'Avg']) expect(text).toContain(h)
+    expect(text).toMatch(/Times in .*24-hour clock/)
+    expect(text).toContain('Out (below the axis)')
+    // Local starts off, but on lo In and Out are flat: the chart shows
+    // Local by itself rather than an empty plot; switched off by hand it stays off
+    const local = legend.getByLabel('Show Local')
+    await expect.poll(() => local.isChecked(), { timeout: 5_000 }).toBe(true)
+    await local.uncheck()
+    await sleep(2200)
+    expect(await local.isChecked()).toBe(false)
+    await local.check()
+    // the x axis reads 24-hour times: no AM/PM
+    expect(await page.locator('[data-testid="live-chart"] .u-axis').first().textContent()).not.toMatch(/[ap]m/i)
+  })
+
+  test('every IP address on the Live page opens its host page', async () => {
+    const table = page.getByTestId('endpoints-table')
+    await expect.poll(() => table.locator('a[href="/hosts/127.0.0.5"]').count(), { timeout: 15_000 }).toBe(1)
+    // each address cell of the endpoint table is a link to /hosts/<that address>
+    const cells = await table.locator('tbody tr td:nth-child(2)').evaluateAll((tds) =>
+      tds.map((td) => ({ text: td.textContent?.trim() ?? '', href: td.querySelector('a')?.getAttribute('href') ?? '' })),
+    )
+    expect(cells.length).toBeGreaterThan(0)
+    for (const c of cells) expect(c.href, c.text).toBe(`/hosts/${c.text}`)
+    // and so is every address-looking link elsewhere on the page
+    const links = await page.locator('a[data-testid="host-link"]').evaluateAll((as) => as.map((a) => ({ text: a.textContent ?? '', href: a.getAttribute('href') ?? '' })))
+    for (const l of links) expect(l.href, l.text).toBe(`/hosts/${l.text.replace(/^\[|\]?(:\d+)?$/g, '')}`)
+    await table.locator('a[href="/hosts/127.0.0.5"]').click()
+    await page.waitForURL(/\/hosts\/127\.0\.0\.5$/)
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toContain('127.0.0.5')
+    await expect.poll(() => page.getByTestId('host-details').textContent(), { timeout: 10_000 }).toMatch(/Captured.*since capture start/)
+    await page.goBack()
+    await page.waitForURL(/\/live/)
+  })
+
   test('starts and stops a recording and downloads the file', async () => {
     await page.getByTestId('rec-start').click()
     await expect.poll(() => page.getByTestId('rec-state').count(), { timeout: 10_000 }).toBe(1)
@@ -199,6 +237,8 @@ describe('console', () => {
       ['compare', '/compare'],
       ['agents', '/agents'],
       ['flows', '/flows'],
+      ['flows-filtered', '/flows?addr=127.0.0.1&proto=17'],
+      ['host', '/hosts/127.0.0.5'],
       ['syslog', '/syslog'],
       ['users', '/admin/users'],
       ['tokens', '/admin/tokens'],
@@ -224,6 +264,26 @@ describe('console', () => {
     // the shared history link keeps its range
     await page.goto(`${hub.url}/history?range=24h`)
     await expect.poll(() => page.getByRole('heading', { name: /Traffic, last 24h/ }).count()).toBe(1)
+  })
+
+  test('on a phone (390 px) Live, History and a host page fit the width', async () => {
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, storageState: await ctx.storageState() })
+    try {
+      const p = await phone.newPage()
+      for (const [name, path] of [
+        ['phone-live', '/live'],
+        ['phone-history', '/history'],
+        ['phone-host', '/hosts/127.0.0.5'],
+      ]) {
+        await p.goto(`${hub.url}${path}`)
+        await p.waitForLoadState('networkidle').catch(() => undefined)
+        await sleep(1000)
+        expect(await p.evaluate(() => document.documentElement.scrollWidth), name).toBeLessThanOrEqual(390)
+        await screenshot(p, name)
+      }
+    } finally {
+      await phone.close()
+    }
   })
 
   test('no dialog, CSP violation or page error happened', async () => {

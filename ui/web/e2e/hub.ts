@@ -54,6 +54,12 @@ export interface Hub {
   dir: string
   recordDir: string
   log: () => string
+  /** stops the hub gracefully and starts it again on the same database and port */
+  restart: () => Promise<void>
+  /** stops the hub gracefully, keeping its directory for resume */
+  pause: () => Promise<void>
+  /** starts a paused hub again on the same database and port */
+  resume: () => Promise<void>
   stop: () => Promise<void>
 }
 
@@ -62,10 +68,10 @@ export async function startHub(opts: { password?: string; extraArgs?: string[] }
   const dir = mkdtempSync(join(tmpdir(), 'netmon-e2e-'))
   const recordDir = join(dir, 'captures')
   mkdirSync(recordDir)
-  const port = await freeTcpPort()
-  const syslogPort = await freeUdpPort()
+  let port = await freeTcpPort()
+  let syslogPort = await freeUdpPort()
   const password = opts.password ?? 'e2e-bootstrap-password'
-  const args = [
+  const makeArgs = () => [
     'hub',
     '-port', String(port),
     '-db', join(dir, 'netmon.db'),
@@ -78,31 +84,63 @@ export async function startHub(opts: { password?: string; extraArgs?: string[] }
     '-log-level', 'warn',
     ...(opts.extraArgs ?? []),
   ]
+  let args = makeArgs()
   let out = ''
-  const child: ChildProcess = spawn(bin, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
-  child.stdout?.on('data', (b: Buffer) => (out += b.toString()))
-  child.stderr?.on('data', (b: Buffer) => (out += b.toString()))
+  let child: ChildProcess
   let exited = false
-  child.on('exit', () => (exited = true))
-  const url = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    if (exited) throw new Error(`hub exited at start:\n${out}`)
+  let url = `http://127.0.0.1:${port}`
+  // spawn starts the hub on this directory and port and waits for /readyz.
+  const spawnHub = async (): Promise<void> => {
+    exited = false
+    const c = spawn(bin, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
+    child = c
+    c.stdout?.on('data', (b: Buffer) => (out += b.toString()))
+    c.stderr?.on('data', (b: Buffer) => (out += b.toString()))
+    c.on('exit', () => {
+      if (child === c) exited = true
+    })
+    const deadline = Date.now() + 30_000
+    for (;;) {
+      if (exited) throw new Error(`hub exited at start:\n${out}`)
+      try {
+        const r = await fetch(`${url}/readyz`)
+        if (r.ok) break
+      } catch {
+        /* not listening yet */
+      }
+      if (Date.now() > deadline) {
+        c.kill('SIGKILL')
+        throw new Error(`hub not ready in 30 s:\n${out}`)
+      }
+      await sleep(100)
+    }
+  }
+  // halt stops the hub gracefully (SIGTERM), SIGKILL after 15 s.
+  const halt = async (): Promise<void> => {
+    if (exited) return
+    const gone = new Promise<void>((ok) => child.once('exit', () => ok()))
+    child.kill('SIGTERM')
+    await Promise.race([gone, sleep(15_000)])
+    if (!exited) child.kill('SIGKILL')
+  }
+  // A port found free can be taken by another process before the hub
+  // binds it (other suites run on this machine): pick new ports and retry.
+  for (let attempt = 1; ; attempt++) {
     try {
-      const r = await fetch(`${url}/readyz`)
-      if (r.ok) break
-    } catch {
-      /* not listening yet */
+      await spawnHub()
+      break
+    } catch (e) {
+      if (attempt >= 3 || !/address already in use/.test(String(e))) throw e
+      port = await freeTcpPort()
+      syslogPort = await freeUdpPort()
+      url = `http://127.0.0.1:${port}`
+      args = makeArgs()
+      out = ''
     }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL')
-      throw new Error(`hub not ready in 30 s:\n${out}`)
-    }
-    await sleep(100)
   }
   const shell = await (await fetch(`${url}/`)).text()
   if (!shell.includes('<div id="app">')) {
-    child.kill('SIGTERM')
+    await halt()
     throw new Error('the hub serves the placeholder page: build the console (make ui) before bin/netmon')
   }
   return {
@@ -113,13 +151,14 @@ export async function startHub(opts: { password?: string; extraArgs?: string[] }
     dir,
     recordDir,
     log: () => out,
+    restart: async () => {
+      await halt()
+      await spawnHub()
+    },
+    pause: halt,
+    resume: spawnHub,
     stop: async () => {
-      if (!exited) {
-        const gone = new Promise<void>((ok) => child.once('exit', () => ok()))
-        child.kill('SIGTERM')
-        await Promise.race([gone, sleep(15_000)])
-        if (!exited) child.kill('SIGKILL')
-      }
+      await halt()
       rmSync(dir, { recursive: true, force: true })
     },
   }
@@ -164,7 +203,7 @@ export async function newWatchedContext(browser: Browser, colorScheme: 'light' |
     watch.dialogs.push(`${d.type()}: ${d.message()}`)
     void d.dismiss()
   })
-  page.on('pageerror', (e) => watch.pageErrors.push(String(e)))
+  page.on('pageerror', (e) => watch.pageErrors.push(process.env.E2E_STACKS ? `${String(e)}\n${e.stack ?? ''}` : String(e)))
   page.on('console', (m) => {
     if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) watch.cspViolations.push(m.text())
   })

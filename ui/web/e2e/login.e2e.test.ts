@@ -75,3 +75,70 @@ test('authentication off on the network: every page carries a banner; on 127.0.0
     await local.stop()
   }
 })
+
+test('RBAC users exist: the bootstrap password is refused with its own message, the form stops suggesting it; admins confirm role changes and cannot disable or delete themselves', async () => {
+  const rbac = await startHub()
+  const { ctx, page, watch } = await newWatchedContext(browser)
+  try {
+    // the bootstrap session creates a viewer, then an admin: RBAC is on
+    // (and the bootstrap session ends with it)
+    const own = { headers: { Origin: rbac.url } }
+    expect((await ctx.request.post(`${rbac.url}/api/login`, { ...own, data: { password: rbac.password } })).status()).toBe(200)
+    for (const [username, role] of [
+      ['vic', 'viewer'],
+      ['ada', 'admin'],
+    ]) {
+      const r = await ctx.request.post(`${rbac.url}/api/v1/users`, { ...own, data: { username, password: `${username}-password-1`, role } })
+      expect(r.status(), username).toBe(200)
+    }
+    await ctx.request.post(`${rbac.url}/api/logout`, own)
+    await ctx.clearCookies()
+
+    await page.goto(`${rbac.url}/login`)
+    await expect.poll(() => page.getByTestId('bootstrap-hint').count()).toBe(1)
+    await page.getByLabel('Password', { exact: true }).fill(rbac.password)
+    await page.locator('form button[type=submit]').click()
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('The bootstrap password is disabled because RBAC users exist')
+    expect(await page.getByRole('alert').textContent()).not.toMatch(/wrong/i)
+    expect(await page.getByTestId('bootstrap-hint').count()).toBe(0)
+    await screenshot(page, 'login-rbac-light')
+    // a later visit does not suggest it either
+    await page.reload()
+    await page.getByLabel('Password', { exact: true }).waitFor()
+    expect(await page.getByTestId('bootstrap-hint').count()).toBe(0)
+
+    await page.getByLabel('Username').fill('ada')
+    await page.getByLabel('Password', { exact: true }).fill('ada-password-1')
+    await page.locator('form button[type=submit]').click()
+    await page.waitForURL(/\/live/)
+    await page.goto(`${rbac.url}/admin/users`)
+    const table = page.getByTestId('users-table')
+    const mine = table.locator('tbody tr', { hasText: 'ada' })
+    const other = table.locator('tbody tr', { hasText: 'vic' })
+    await expect.poll(() => other.count()).toBe(1)
+    expect(await mine.getByRole('button', { name: 'Disable' }).count()).toBe(0)
+    expect(await mine.getByRole('button', { name: 'Delete' }).count()).toBe(0)
+    expect(await other.getByRole('button', { name: 'Disable' }).count()).toBe(1)
+    expect(await other.getByRole('button', { name: 'Delete' }).count()).toBe(1)
+    // a role change asks first; cancel puts the select back
+    const role = other.getByLabel('Role of vic')
+    await role.selectOption('netops')
+    const dialog = page.getByRole('dialog', { name: "Change this user's role?" })
+    await expect.poll(() => dialog.isVisible()).toBe(true)
+    expect(await dialog.textContent()).toMatch(/vic goes from viewer to netops/)
+    await screenshot(page, 'users-confirm-role-light')
+    await dialog.getByRole('button', { name: 'Cancel' }).click()
+    expect(await role.inputValue()).toBe('viewer')
+    const listed = async () => ((await (await ctx.request.get(`${rbac.url}/api/v1/users`)).json()) as { username: string; role: string }[]).find((u) => u.username === 'vic')?.role
+    expect(await listed()).toBe('viewer')
+    await role.selectOption('netops')
+    await dialog.getByRole('button', { name: 'Change role' }).click()
+    await expect.poll(listed).toBe('netops')
+    await expect.poll(() => page.locator('.notice-ok').textContent()).toContain('vic is now netops')
+    expect(watch.dialogs).toEqual([])
+    expect(watch.pageErrors).toEqual([])
+  } finally {
+    await ctx.close()
+    await rbac.stop()
+  }
+})

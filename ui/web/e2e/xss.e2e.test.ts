@@ -2,7 +2,7 @@
 // is an <img onerror> tag and a hostname with an RTL override (DNS packets
 // over lo with the capture running), syslog lines carrying <script> (UDP to
 // -syslog-port), an API token named like markup — must show literally in
-// Chromium on every page and tooltip that shows them, and no script runs.
+// Chromium on every page that shows them (the host page too), and no script runs.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { dnsMessage, launchBrowser, login, newWatchedContext, pageCsp, screenshot, sendUdp, sleep, startHub, type Hub, type Watch } from './hub'
@@ -82,21 +82,17 @@ describe('hostile strings are shown literally', () => {
     await screenshot(page, 'xss-live')
   })
 
-  test('live: the endpoint chart tooltip escapes the hostname', async () => {
-    const chart = page.getByTestId('endpoint-chart')
-    await chart.scrollIntoViewIfNeeded()
-    const box = await chart.boundingBox()
-    expect(box).not.toBeNull()
-    const tooltip = chart.locator('.echart-tooltip')
-    let text = ''
-    for (let y = box!.y + 12; y < box!.y + box!.height - 8 && !text.includes(IMG_NAME); y += 6) {
-      await page.mouse.move(box!.x + box!.width * 0.6, y)
-      await sleep(60)
-      text = (await tooltip.first().textContent().catch(() => '')) ?? ''
-    }
-    expect(text).toContain(IMG_NAME)
-    expect(await tooltip.locator('img').count()).toBe(0)
-    await screenshot(page, 'xss-live-tooltip')
+  test('live: the endpoint bars link each address to its host page, which shows the name literally', async () => {
+    const bars = page.getByTestId('endpoint-chart')
+    await bars.scrollIntoViewIfNeeded()
+    const link = bars.locator('a[href="/hosts/127.0.0.7"]')
+    await expect.poll(() => link.count(), { timeout: 20_000 }).toBe(1)
+    await link.click()
+    await page.waitForURL(/\/hosts\/127\.0\.0\.7$/)
+    const details = page.getByTestId('host-details')
+    await expect.poll(() => details.textContent(), { timeout: 15_000 }).toContain(IMG_NAME)
+    expect(await details.locator('img').count()).toBe(0)
+    await screenshot(page, 'xss-host')
     await assertNoScriptRan(page, watch)
   })
 

@@ -23,6 +23,7 @@ export const routes: RouteRecordRaw[] = [
   { path: '/compare', name: 'compare', component: () => import('./views/CompareView.vue'), meta: { title: 'Compare', perm: 'view' } },
   { path: '/agents', name: 'agents', component: () => import('./views/AgentsView.vue'), meta: { title: 'Agents', perm: 'view' } },
   { path: '/agents/:id(\\d+)', name: 'agent', component: () => import('./views/AgentDetailView.vue'), meta: { title: 'Agent', perm: 'view' } },
+  { path: '/hosts/:ip', name: 'host', component: () => import('./views/HostView.vue'), meta: { title: 'Host', perm: 'view' } },
   { path: '/flows', name: 'flows', component: () => import('./views/FlowsView.vue'), meta: { title: 'Flows', perm: 'view' } },
   { path: '/syslog', name: 'syslog', component: () => import('./views/SyslogView.vue'), meta: { title: 'Syslog', perm: 'view' } },
   { path: '/admin', redirect: '/admin/users' },

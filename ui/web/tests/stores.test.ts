@@ -1,7 +1,8 @@
 import { beforeEach, describe, expect, test, vi } from 'vitest'
 import { createPinia, setActivePinia } from 'pinia'
-import { useSession } from '../src/stores/session'
-import { setSocketFactory, useLive } from '../src/stores/live'
+import { RBAC_KEY, useSession } from '../src/stores/session'
+import { CLOSE_SESSION_ENDED, setSocketFactory, useLive } from '../src/stores/live'
+import { setUnauthorizedHandler } from '../src/api/client'
 import { useTheme } from '../src/stores/theme'
 import type { LiveSocketOptions } from '../src/lib/ws'
 
@@ -116,10 +117,15 @@ describe('session store', () => {
     expect(s.exposed).toBe(true)
   })
 
-  test('the legacy password refused under RBAC says so', async () => {
-    mockFetch({ 'POST /api/login': () => jsonResponse(401, { error: 'the legacy password is disabled: RBAC is enabled, sign in with a username' }) })
+  test('the bootstrap password refused under RBAC says so, not "wrong password", and is remembered', async () => {
+    localStorage.removeItem(RBAC_KEY)
+    // the hub's ErrLegacyDisabled text (app/auth/errors.go)
+    mockFetch({ 'POST /api/login': () => jsonResponse(401, { error: 'RBAC is enabled: the legacy password is disabled while an enabled admin user exists; sign in with a username and password' }) })
     const r = await useSession().login('', 'x')
-    expect(r.message).toContain('RBAC is enabled')
+    expect(r).toEqual({ ok: false, legacyDisabled: true, message: 'The bootstrap password is disabled because RBAC users exist. Sign in with your username and password.' })
+    expect(r.message).not.toMatch(/wrong/i)
+    expect(localStorage.getItem(RBAC_KEY)).toBe('1')
+    localStorage.removeItem(RBAC_KEY)
   })
 
   test('logout ends the session even when the call fails', async () => {
@@ -176,12 +182,40 @@ describe('live store', () => {
       'GET /api/auth/status': () =>
         jsonResponse(200, { required: true, authenticated: authed, sso: false, multi_site: false, exposed: false, user: authed ? { username: 'a', role: 'viewer', site: '', actor_type: 'user' } : undefined }),
     })
+    const ended: string[] = []
+    setUnauthorizedHandler((p) => ended.push(p))
     useLive().start('ws://x/ws')
     expect(await opts!.beforeRetry!()).toBe(true)
+    expect(ended).toEqual([])
     authed = false
     expect(await opts!.beforeRetry!()).toBe(false)
+    expect(ended).toEqual(['/ws']) // handed to sign-in, not left "Connecting…"
+    expect(useLive().socket).toBeNull()
     vi.stubGlobal('fetch', vi.fn(async () => Promise.reject(new TypeError('network down'))))
-    expect(await opts!.beforeRetry!()).toBe(true) // hub unreachable: keep trying
+    expect(await opts!.beforeRetry!()).toBe(true) // hub unreachable (restarting): keep trying
+    setUnauthorizedHandler(null)
+    setSocketFactory(null)
+  })
+
+  test('the hub closing the feed with 4001 (session ended) sends the person to sign in at once', () => {
+    let opts: LiveSocketOptions | null = null
+    const sock = { start: vi.fn(), stop: vi.fn(), retryNow: vi.fn() }
+    setSocketFactory((o) => {
+      opts = o
+      return sock
+    })
+    const ended: string[] = []
+    setUnauthorizedHandler((p) => ended.push(p))
+    const live = useLive()
+    live.start('ws://x/ws')
+    expect(opts!.endCodes).toEqual([CLOSE_SESSION_ENDED])
+    opts!.onEnded!(CLOSE_SESSION_ENDED, 'session ended: sign in again')
+    expect(ended).toEqual(['/ws'])
+    expect(sock.stop).toHaveBeenCalled()
+    expect(live.socket).toBeNull()
+    live.start('ws://x/ws') // signed in again: a new socket
+    expect(live.socket).not.toBeNull()
+    setUnauthorizedHandler(null)
     setSocketFactory(null)
   })
 })

@@ -17,11 +17,21 @@ import type { Agent, AgentDetail, AgentHistoryItem, EnrollToken, EnrollTokenCrea
 
 const now = () => Math.floor(Date.now() / 1000)
 
-// ECharts needs a canvas happy-dom does not have: the stub keeps the option
-const EChartStub = defineComponent({ name: 'EChart', props: { option: { type: Object, required: true }, label: { type: String, default: '' } }, template: '<div data-testid="agent-chart" />' })
+// uPlot needs a canvas happy-dom does not have: the stub keeps the data and series
+const ChartStub = defineComponent({
+  name: 'TimeChart',
+  props: { data: { type: Array, required: true }, series: { type: Array, required: true }, label: { type: String, default: '' } },
+  template: '<div data-testid="agent-chart" />',
+})
 
 function router() {
-  return createRouter({ history: createMemoryHistory(), routes: [{ path: '/:p(.*)*', component: { template: '<div/>' } }] })
+  return createRouter({
+    history: createMemoryHistory(),
+    routes: [
+      { path: '/hosts/:ip', name: 'host', component: { template: '<div/>' } },
+      { path: '/:p(.*)*', component: { template: '<div/>' } },
+    ],
+  })
 }
 
 async function detailRouter(id: number) {
@@ -30,6 +40,7 @@ async function detailRouter(id: number) {
     routes: [
       { path: '/agents/:id(\\d+)', component: AgentDetailView },
       { path: '/agents', component: { template: '<div>list</div>' } },
+      { path: '/hosts/:ip', name: 'host', component: { template: '<div>host</div>' } },
     ],
   })
   await r.push(`/agents/${id}`)
@@ -147,7 +158,7 @@ test('agent detail: details, interface rates, history in bytes/s charted as bits
     'GET /api/v1/agents/7/history': () => history,
   })
   const r = await detailRouter(7)
-  const w = mount({ template: '<RouterView />' }, { global: { plugins: [r], stubs: { EChart: EChartStub } } })
+  const w = mount({ template: '<RouterView />' }, { global: { plugins: [r], stubs: { TimeChart: ChartStub } } })
   await flushPromises()
   expect(calls.some((c) => c.url === '/api/v1/agents/7/history?minutes=60')).toBe(true)
   const info = w.find('[data-testid="agent-details"]').text()
@@ -159,12 +170,17 @@ test('agent detail: details, interface rates, history in bytes/s charted as bits
   expect(ifaces).toContain('8.00 Mbit/s')
   expect(ifaces).toContain('800 kbit/s')
   // the chart gets bits/s: 125 000 bytes/s is 1 Mbit/s
-  const chart = w.findComponent(EChartStub)
+  const chart = w.findComponent(ChartStub)
   expect(chart.exists()).toBe(true)
-  const option = chart.props('option') as { series: { name: string; data: [number, number][] | number[] }[] }
-  const inSeries = JSON.stringify(option.series.find((s) => s.name === 'In'))
-  expect(inSeries).toContain('1000000')
-  expect(inSeries).toContain('2000000')
+  const series = chart.props('series') as { label: string; mirror?: boolean }[]
+  const data = chart.props('data') as number[][]
+  const inSeries = data[1 + series.findIndex((s) => s.label === 'In')]
+  expect(inSeries).toContain(1000000)
+  expect(inSeries).toContain(2000000)
+  // Out is drawn below the axis
+  expect(series.find((s) => s.label === 'Out')?.mirror).toBe(true)
+  // the remote address links to its host page
+  expect(w.find('[data-testid="agent-conns-table"] a[href="/hosts/198.51.100.4"]').exists()).toBe(true)
   const conns = w.find('[data-testid="agent-conns-table"]')
   expect(conns.text()).toContain('<img src=x onerror=window.__xss=1>')
   expect(conns.text()).toContain('U+202Egnp.exe')
@@ -184,7 +200,7 @@ test('agent detail: rename sends PATCH {name} and shows the returned item; delet
     'DELETE /api/v1/agents/7': (): OKResult => ({ ok: true }),
   })
   const r = await detailRouter(7)
-  const w = mount({ template: '<RouterView />' }, { global: { plugins: [r], stubs: { EChart: true } } })
+  const w = mount({ template: '<RouterView />' }, { global: { plugins: [r], stubs: { TimeChart: true } } })
   await flushPromises()
   expect(w.find('h1').text()).toContain('web-01')
   expect(w.find('[data-testid="agent-chart-empty"]').exists()).toBe(true)
@@ -207,7 +223,7 @@ test('agent detail: rename sends PATCH {name} and shows the returned item; delet
 test('agent detail: an unknown agent says so', async () => {
   respond({})
   const r = await detailRouter(99)
-  const w = mount({ template: '<RouterView />' }, { global: { plugins: [r], stubs: { EChart: true } } })
+  const w = mount({ template: '<RouterView />' }, { global: { plugins: [r], stubs: { TimeChart: true } } })
   await flushPromises()
   expect(w.text()).toContain('This agent does not exist')
   w.unmount()

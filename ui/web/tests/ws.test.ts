@@ -5,7 +5,7 @@ class FakeSocket implements WebSocketLike {
   static all: FakeSocket[] = []
   onopen: ((ev: unknown) => void) | null = null
   onmessage: ((ev: { data: unknown }) => void) | null = null
-  onclose: ((ev: { code?: number }) => void) | null = null
+  onclose: ((ev: { code?: number; reason?: string }) => void) | null = null
   onerror: ((ev: unknown) => void) | null = null
   closed = false
   constructor(public url: string) {
@@ -20,8 +20,8 @@ class FakeSocket implements WebSocketLike {
   send(data: unknown): void {
     this.onmessage?.({ data: typeof data === 'string' ? data : JSON.stringify(data) })
   }
-  drop(): void {
-    this.onclose?.({ code: 1006 })
+  drop(code = 1006, reason = ''): void {
+    this.onclose?.({ code, reason })
   }
 }
 
@@ -151,6 +151,23 @@ describe('LiveSocket', () => {
     expect(beforeRetry).toHaveBeenCalledOnce()
     expect(s.current.state).toBe('closed')
     expect(FakeSocket.all).toHaveLength(1)
+  })
+
+  test('a close code in endCodes stops for good and reports it; other codes are retried', async () => {
+    const ended: [number, string][] = []
+    const s = make({ endCodes: [4001], onEnded: (c, r) => ended.push([c, r]) })
+    s.start()
+    last().open()
+    last().drop(1001, 'hub shutting down') // a restart: retried
+    expect(s.current.state).toBe('retrying')
+    await vi.advanceTimersByTimeAsync(2000)
+    expect(FakeSocket.all).toHaveLength(2)
+    last().open()
+    last().drop(4001, 'session ended: sign in again')
+    expect(ended).toEqual([[4001, 'session ended: sign in again']])
+    expect(s.current.state).toBe('closed')
+    await vi.advanceTimersByTimeAsync(60_000)
+    expect(FakeSocket.all).toHaveLength(2) // no retry into a refusal
   })
 
   test('status reports the time of the next attempt', () => {

@@ -34,6 +34,15 @@ export function setUnauthorizedHandler(h: UnauthorizedHandler | null): void {
   onUnauthorized = h
 }
 
+/**
+ * Reports that the session ended outside a fetch (the live socket closed
+ * with "session ended", or the hub says signed out before a reconnect):
+ * the same as a 401 from a protected call.
+ */
+export function sessionEnded(path: string): void {
+  onUnauthorized?.(path)
+}
+
 /** "/api/x?a=1&b=2", leaving out empty values. */
 export function buildUrl(path: string, query?: Query): string {
   if (!query) return path

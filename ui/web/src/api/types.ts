@@ -82,3 +82,9 @@ export interface Tick {
   alert_events: AlertEvent[] | null
   record: { recording: boolean; packets: number; bytes: number }
 }
+
+/** An address's enrichment (GET /api/v1/flows/conversation src/dst). */
+export type HostInfo = S['EndpointInfo']
+export type ConversationDetail = S['ConversationDetail']
+export type FlowEvent = S['StoreEvent']
+export type EventPage = S['EventPage']

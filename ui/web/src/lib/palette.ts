@@ -1,4 +1,4 @@
-// Series colours per theme, shared by uPlot and ECharts (canvas charts
+// Series colours per theme for the uPlot charts (canvas charts
 // cannot read CSS classes). styles/base.css defines the same colours as
 // .dot-0 … .dot-5 for the tooltip markers.
 import type { Theme } from '../stores/theme'

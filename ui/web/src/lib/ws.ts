@@ -53,6 +53,14 @@ export interface LiveSocketOptions {
   onStatus?: (s: SocketStatus) => void
   /** called before each reconnect attempt; may decide to give up (return false) */
   beforeRetry?: () => Promise<boolean> | boolean
+  /**
+   * Close codes after which reconnecting is pointless (the hub's 4001:
+   * the session ended): the socket stops at once and onEnded is called,
+   * instead of retrying into a refusal.
+   */
+  endCodes?: number[]
+  /** called when the hub ended the feed with one of endCodes */
+  onEnded?: (code: number, reason: string) => void
   create?: WebSocketFactory
   backoff?: Partial<BackoffOptions>
   /** a socket with no message for this long is closed and retried */
@@ -75,13 +83,14 @@ export class LiveSocket {
   private attempt = 0
   private stopped = true
   private status: SocketStatus = { state: 'idle', attempt: 0, delayMs: 0, retryAt: 0 }
-  private readonly o: Required<Omit<LiveSocketOptions, 'onStatus' | 'beforeRetry' | 'backoff'>> &
-    Pick<LiveSocketOptions, 'onStatus' | 'beforeRetry'> & { backoff: BackoffOptions }
+  private readonly o: Required<Omit<LiveSocketOptions, 'onStatus' | 'beforeRetry' | 'backoff' | 'onEnded'>> &
+    Pick<LiveSocketOptions, 'onStatus' | 'beforeRetry' | 'onEnded'> & { backoff: BackoffOptions }
 
   constructor(opts: LiveSocketOptions) {
     this.o = {
       create: (url) => new WebSocket(url) as unknown as WebSocketLike,
       staleMs: 10_000,
+      endCodes: [],
       random: Math.random,
       now: () => Date.now(),
       setTimer: (fn, ms) => setTimeout(fn, ms),
@@ -180,8 +189,14 @@ export class LiveSocket {
     ws.onerror = () => {
       /* onclose follows and schedules the retry */
     }
-    ws.onclose = () => {
+    ws.onclose = (ev) => {
       if (this.ws !== ws) return
+      const code = ev?.code ?? 0
+      if (this.o.endCodes.includes(code)) {
+        this.stop()
+        this.o.onEnded?.(code, ev?.reason ?? '')
+        return
+      }
       this.drop()
     }
   }

@@ -3,12 +3,19 @@
 import { defineStore } from 'pinia'
 import { markRaw } from 'vue'
 import type { Tick } from '../api/types'
+import { sessionEnded } from '../api/client'
 import { LiveSocket, sameOriginWsUrl, type LiveSocketOptions, type SocketStatus } from '../lib/ws'
 import { useSession } from './session'
 
 export type SocketFactory = (opts: LiveSocketOptions) => Pick<LiveSocket, 'start' | 'stop' | 'retryNow'>
 
 let factory: SocketFactory = (o) => new LiveSocket(o)
+
+/** The hub's close code for a socket whose session ended (app/live CloseSessionEnded). */
+export const CLOSE_SESSION_ENDED = 4001
+
+/** A tick older than this, or a socket that is not open, makes the numbers stale. */
+export const STALE_MS = 3000
 
 /** Tests swap the socket implementation. */
 export function setSocketFactory(f: SocketFactory | null): void {
@@ -40,14 +47,20 @@ export const useLive = defineStore('live', {
         onStatus: (s) => {
           this.status = { ...s }
         },
-        // A drop may mean the session ended: ask the hub before retrying,
-        // and stop (the router sends the person to sign in) when it did.
+        // The hub closes the socket of a session that ended (logout,
+        // password reset, role change) with 4001: go to sign in at once.
+        endCodes: [CLOSE_SESSION_ENDED],
+        onEnded: () => this.ended(),
+        // Any other drop (a restart, a network blip) is retried; ask the hub
+        // first whether the session survived, and send the person to sign
+        // in when it did not, instead of stopping silently.
         beforeRetry: async () => {
           try {
             await session.refresh()
           } catch {
-            return true // the hub is unreachable: keep trying
+            return true // the hub is unreachable (restarting): keep trying
           }
+          if (!session.signedIn) this.ended()
           return session.signedIn
         },
       })
@@ -59,6 +72,13 @@ export const useLive = defineStore('live', {
       if (this.users > 0 || !this.socket) return
       this.socket.stop()
       this.socket = null
+    },
+    /** The session is gone: forget the socket and hand over to sign-in. */
+    ended(): void {
+      this.socket?.stop()
+      this.socket = null
+      this.users = 0
+      sessionEnded('/ws')
     },
     retryNow(): void {
       this.socket?.retryNow()

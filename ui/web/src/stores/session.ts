@@ -12,6 +12,28 @@ export interface LoginResult {
   message?: string
   /** seconds to wait (429) */
   retryAfter?: number
+  /** the hub refused the bootstrap password because RBAC users exist */
+  legacyDisabled?: boolean
+}
+
+/** The message the console shows for the hub's ErrLegacyDisabled (app/auth/errors.go). */
+export const LEGACY_DISABLED_MESSAGE = 'The bootstrap password is disabled because RBAC users exist. Sign in with your username and password.'
+
+/** localStorage key: this hub has RBAC users, so the form stops suggesting the bootstrap password. */
+export const RBAC_KEY = 'netmon.rbac'
+
+/** Whether the hub's 401 is the bootstrap password refused under RBAC
+ * ("RBAC is enabled: the legacy password is disabled …"), not a wrong one. */
+export function isLegacyDisabled(msg: string): boolean {
+  return /legacy password is disabled/i.test(msg) || /RBAC is enabled/i.test(msg)
+}
+
+function remember(key: string): void {
+  try {
+    localStorage.setItem(key, '1')
+  } catch {
+    /* storage off: the form keeps its default wording */
+  }
 }
 
 export const useSession = defineStore('session', {
@@ -68,14 +90,19 @@ export const useSession = defineStore('session', {
             return { ok: false, retryAfter: wait, message: `Too many failed sign-ins ${what}. Try again in ${wait} s.` }
           }
           if (e.status === 401) {
-            const hint = /rbac/i.test(e.message) ? ` ${e.message}` : ''
-            return { ok: false, message: `Wrong ${username.trim() ? 'username or password' : 'password'}.${hint}` }
+            if (isLegacyDisabled(e.message)) {
+              remember(RBAC_KEY)
+              return { ok: false, legacyDisabled: true, message: LEGACY_DISABLED_MESSAGE }
+            }
+            return { ok: false, message: `Wrong ${username.trim() ? 'username or password' : 'password'}.` }
           }
           if (e.status === 403) return { ok: false, message: `Refused by the hub: ${e.message}` }
           return { ok: false, message: e.message }
         }
         return { ok: false, message: `The hub did not answer: ${(e as Error).message}` }
       }
+      // A named account signed in: this hub has RBAC users.
+      if (username.trim()) remember(RBAC_KEY)
       await this.refresh()
       return { ok: true }
     },
