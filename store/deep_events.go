@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -64,6 +66,11 @@ func (db *DB) DeepEvents(ctx context.Context, typ string, s DeepScope, after *Ev
 	if !ok {
 		return nil, fmt.Errorf("deep events: unknown type %q", typ)
 	}
+	lo, err := db.deepEventsFrom(ctx, src, s, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("%s events: %w", typ, err)
+	}
+	s.From = max(s.From, lo)
 	w, args := s.where()
 	cl, cargs := cursorClause(after, typ, src.keyExpr, len(args)+1)
 	args = append(args, cargs...)
@@ -84,4 +91,26 @@ func (db *DB) DeepEvents(ctx context.Context, typ string, s DeepScope, after *Ev
 		out = append(out, e)
 	}
 	return out, rows.Err()
+}
+
+// deepEventsFrom bounds the minutes a page of src's events can come from,
+// so that the sort by key reads the newest minutes only, not a whole
+// window (a fleet's minute holds hundreds of thousands of rows): the page
+// lies within the rows of the cursor's own minute and the newest minutes,
+// older than it, that hold limit rows. It returns s.From when there are
+// fewer.
+func (db *DB) deepEventsFrom(ctx context.Context, src deepEventSource, s DeepScope, after *EventCursor, limit int) (int64, error) {
+	w, args := s.where()
+	q := `SELECT ts FROM ` + src.table + w + src.filter
+	if after != nil {
+		args = append(args, after.TS)
+		q += fmt.Sprintf(` AND ts < $%d`, len(args))
+	}
+	args = append(args, limit-1)
+	var ts int64
+	err := db.reader.QueryRowContext(ctx, q+fmt.Sprintf(` ORDER BY ts DESC LIMIT 1 OFFSET $%d`, len(args)), args...).Scan(&ts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s.From, nil
+	}
+	return ts, err
 }
