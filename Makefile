@@ -28,6 +28,8 @@ BENCH_SECONDS ?= 10
 FLEET_AGENTS  ?= 50000
 FLEET_SECONDS ?= 60
 FLEET_DB      ?= sqlite
+# true: the simulated agents also send deep collection (50 processes, 30 l7, 30 dns rows a batch).
+FLEET_DEEP    ?= false
 # Platforms the agent ships for (`make cross`).
 CROSS_TARGETS ?= linux/amd64 linux/arm64 windows/amd64 darwin/arm64
 
@@ -125,7 +127,7 @@ bench-peers: ## netmon vs goflow2 vs nfacctd on the same NetFlow v9 stream (need
 
 bench-fleet: build ## simulated agents over HTTP against the built hub: FLEET_AGENTS at a 30 s interval on FLEET_DB (sqlite or postgres)
 	go test -run '^$$' -bench '^Benchmark(Fleet|AgentBinary)$$' -benchtime 1x -count 1 -timeout 60m ./app/hub \
-		-args -measure-binary=$(CURDIR)/bin/netmon -fleet-agents=$(FLEET_AGENTS) -fleet-seconds=$(FLEET_SECONDS) -fleet-db=$(FLEET_DB)
+		-args -measure-binary=$(CURDIR)/bin/netmon -fleet-agents=$(FLEET_AGENTS) -fleet-seconds=$(FLEET_SECONDS) -fleet-db=$(FLEET_DB) -fleet-deep=$(FLEET_DEEP)
 
 cross: ## check that the binary (hub and agent) builds for the agent platforms with CGO_ENABLED=0
 	@for t in $(CROSS_TARGETS); do \

@@ -94,6 +94,9 @@ func (t *Tx) deleteAgentRows(ctx context.Context, id int64) error {
 	if _, err := t.tx.ExecContext(ctx, `DELETE FROM agent_samples WHERE agent_id = $1`, id); err != nil {
 		return err
 	}
+	if err := t.deleteDeepRows(ctx, id); err != nil {
+		return err
+	}
 	_, err := t.tx.ExecContext(ctx, `DELETE FROM agents WHERE id = $1`, id)
 	return err
 }

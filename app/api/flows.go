@@ -183,7 +183,7 @@ func (s *Server) syslog(c *gin.Context, in *syslogIn) ([]store.SyslogRow, error)
 
 type eventsIn struct {
 	Type     string `query:"type" enum:"netflow.flow,syslog.received,dns.query,tls.sni_observed,http.host_observed,connection.seen" doc:"only this type"`
-	AgentID  int64  `query:"agent_id" min:"0" doc:"only this agent's observations (agents arrive later: none yet)"`
+	AgentID  int64  `query:"agent_id" min:"0" doc:"only this agent's observations (dns.query, tls.sni_observed, http.host_observed, connection.seen)"`
 	Device   string `query:"device" doc:"only this exporter or syslog source address"`
 	SinceMin int    `query:"since_min" min:"1" max:"10080" default:"60" doc:"window ending now, in minutes"`
 	Before   string `query:"before" doc:"cursor: the next_before of the previous page, or a Unix timestamp (events strictly older)"`
@@ -222,20 +222,22 @@ func (s *Server) events(c *gin.Context, in *eventsIn) (EventPage, error) {
 		return EventPage{}, err
 	}
 	page := EventPage{Events: []store.Event{}}
-	if in.AgentID > 0 {
-		return page, nil // no agent observations yet
-	}
 	since := time.Now().Add(-time.Duration(in.SinceMin) * time.Minute).Unix()
 	site := callerOf(c).SiteFilter()
-	var all []store.Event
-	if in.Type == "" || in.Type == "netflow.flow" {
+	// Agent observations (deep.go); flows and syslog are no agent's.
+	all, err := s.deepEvents(c, in, since, after)
+	if err != nil {
+		return EventPage{}, err
+	}
+	devices := in.AgentID == 0
+	if devices && (in.Type == "" || in.Type == "netflow.flow") {
 		fs, err := s.deps.Flows.FlowEvents(c, since, in.Device, after, in.Limit+1, site)
 		if err != nil {
 			return EventPage{}, err
 		}
 		all = append(all, fs...)
 	}
-	if in.Type == "" || in.Type == "syslog.received" {
+	if devices && (in.Type == "" || in.Type == "syslog.received") {
 		ss, err := s.deps.Flows.SyslogEvents(c, since, in.Device, after, in.Limit+1, site)
 		if err != nil {
 			return EventPage{}, err

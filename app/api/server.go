@@ -90,6 +90,9 @@ type Deps struct {
 	Live http.Handler
 	// Flows reads flows, syslog and events (*store.DB).
 	Flows FlowStore
+	// Deep reads the agents' per-process, L7 and DNS aggregates
+	// (*store.DB); nil answers empty lists.
+	Deep DeepStore
 	// Fleet enrolls agents and serves their routes; authorize resolves
 	// agent credentials through it (AgentAuthenticator).
 	Fleet Fleet

@@ -89,7 +89,7 @@ func New(log *slog.Logger, cfg Config, deps Deps) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	in := intake.New(log.With("job", "intake"), intake.Config{Interval: cfg.Interval, Now: cfg.Now}, deps.DB, deps.Sink)
+	in := intake.New(log.With("job", "intake"), intake.Config{Interval: cfg.Interval, PcapEnabled: cfg.PcapEnabled, Now: cfg.Now}, deps.DB, deps.Sink)
 	s := &Service{log: log, cfg: cfg, intake: in,
 		enroll: enroll.New(log.With("job", "enroll"), enroll.Config{StaticToken: cfg.StaticToken, MultiSite: cfg.MultiSite, PcapEnabled: cfg.PcapEnabled,
 			Interval: cfg.Interval, Now: cfg.Now}, deps.DB, deps.Auditor, deps.Limiter, deps.CA, in),

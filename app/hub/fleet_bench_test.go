@@ -109,6 +109,15 @@ func BenchmarkFleet(b *testing.B) {
 				Status: "ESTABLISHED", PID: int32(1000 + i), Process: "firefox-esr"}
 		}
 		connJSON, _ := json.Marshal(conns)
+		attr, deep := `"off"`, [][]byte{nil}
+		if *fleetDeep {
+			attr, deep = `"pcap"`, deepSectionsJSON()
+		}
+		stopPoll := make(chan struct{})
+		var polled func() []float64
+		if *fleetDeep {
+			polled = pollProcesses(b, base, stopPoll)
+		}
 		interval := *fleetInterval
 		total := time.Duration(*fleetSeconds) * time.Second
 		type job struct {
@@ -132,8 +141,8 @@ func BenchmarkFleet(b *testing.B) {
 				for j := range jobs {
 					buf.Reset()
 					n := uint64(j.seq) * 1_000_000
-					fmt.Fprintf(&buf, `{"ts":%d,"seq":%d,"interfaces":[{"name":"eth0","rx_bytes":%d,"tx_bytes":%d,"rx_packets":%d,"tx_packets":%d},{"name":"lo","rx_bytes":%d,"tx_bytes":%d,"rx_packets":%d,"tx_packets":%d}],"connections":%s,"attr_method":"off"}`,
-						j.due.Unix(), j.seq, n, n/2, n/1000, n/2000, n/10, n/10, n/100, n/100, connJSON)
+					fmt.Fprintf(&buf, `{"ts":%d,"seq":%d,"interfaces":[{"name":"eth0","rx_bytes":%d,"tx_bytes":%d,"rx_packets":%d,"tx_packets":%d},{"name":"lo","rx_bytes":%d,"tx_bytes":%d,"rx_packets":%d,"tx_packets":%d}],"connections":%s,"attr_method":%s%s}`,
+						j.due.Unix(), j.seq, n, n/2, n/1000, n/2000, n/10, n/10, n/100, n/100, connJSON, attr, deep[j.agent%len(deep)])
 					req, _ := http.NewRequest("POST", base+wire.PathTelemetry, bytes.NewReader(buf.Bytes()))
 					req.Header.Set("Authorization", "Bearer "+tokens[j.agent])
 					req.Header.Set("Content-Type", "application/json")
@@ -180,6 +189,7 @@ func BenchmarkFleet(b *testing.B) {
 		}
 		close(jobs)
 		workers.Wait()
+		close(stopPoll)
 		elapsed := time.Since(t0)
 		cpu := procCPU(b, cmd.Process.Pid) - cpu0
 		pgCPU, genCPU := commCPU("postgres")-pg0, selfCPU()-gen0
@@ -193,9 +203,14 @@ func BenchmarkFleet(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var stored int64
+		var stored, deepStored int64
 		if err := db.Reader().QueryRowContext(context.Background(), `SELECT COUNT(*) FROM agent_samples`).Scan(&stored); err != nil {
 			b.Fatal(err)
+		}
+		if *fleetDeep {
+			if err := db.Reader().QueryRowContext(context.Background(), `SELECT COUNT(*) FROM agent_deep_seqs`).Scan(&deepStored); err != nil {
+				b.Fatal(err)
+			}
 		}
 		db.Close()
 
@@ -220,6 +235,16 @@ func BenchmarkFleet(b *testing.B) {
 		}
 		if stored != acked.Load() {
 			b.Errorf("%d batches acknowledged but %d stored", acked.Load(), stored)
+		}
+		if *fleetDeep {
+			q := polled()
+			b.ReportMetric(float64(acked.Load()-deepStored), "deep_lost")
+			b.ReportMetric(pct(q, 0.99), "processes_p99_ms")
+			b.Logf("deep collection: %d batches' sections stored of %d acknowledged (%.0f process, %.0f l7, %.0f dns rows/s); GET /api/v1/processes?minutes=60: %d calls, p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+				deepStored, acked.Load(), rate*50, rate*30, rate*30, len(q), pct(q, 0.5), pct(q, 0.99), pct(q, 1))
+			if deepStored != acked.Load() {
+				b.Errorf("%d batches acknowledged but %d deep sections stored", acked.Load(), deepStored)
+			}
 		}
 	}
 }

@@ -186,7 +186,7 @@ func (h *Hub) buildStore(ctx context.Context) error {
 		}
 	}
 	h.retention = store.NewRetention(h.log.With("component", "retention"), h.cfg.Retention, db, h.reg)
-	for _, table := range slices.Concat(store.TrafficTables, store.FlowTables, store.SyslogTables, store.AgentTables) {
+	for _, table := range slices.Concat(store.TrafficTables, store.FlowTables, store.SyslogTables, store.AgentTables, store.DeepTables) {
 		if err := h.retention.Register(table, "ts"); err != nil {
 			return fmt.Errorf("register retention: %w", err)
 		}
@@ -220,6 +220,7 @@ func (h *Hub) buildHTTP() error {
 		GeoStore:       h.db,
 		Live:           h.live,
 		Flows:          h.db,
+		Deep:           h.db,
 		AuditLog:       h.db,
 		Settings:       h.db,
 		Vault:          h.vault,

@@ -75,6 +75,7 @@ var importRules = []struct {
 	// imports it).
 	{"app/auth/oidc", []string{"app/auth", "app/errs"}},
 	{"app/history", []string{"store"}},
+	{"app/procview", []string{"agentmode/wire", "app/errs", "store"}},    // the process detail of deep collection
 	{"app/live", []string{"capture", "capture/pcaprec", "capture/proc"}}, // the tick reads the capture it broadcasts
 	{"app/topology", []string{"app/errs", "store", "store/record"}},      // wave 2
 	{"app/compliance", []string{"app/errs", "store", "store/record"}},    // wave 2
@@ -92,7 +93,7 @@ var importRules = []struct {
 
 	// 5. Only app/hub and app/api fan in; main.go imports only app/cli,
 	// whose commands are built over the services they run.
-	{"app/api", []string{"agentmode/wire", "alerting", "app/audit", "app/auth", "app/auth/oidc", "app/errs", "app/fleet", "app/history", "app/httpguard", "app/logging", "app/version",
+	{"app/api", []string{"agentmode/wire", "alerting", "app/audit", "app/auth", "app/auth/oidc", "app/errs", "app/fleet", "app/history", "app/httpguard", "app/logging", "app/procview", "app/version",
 		"app/api/router", "capture", "capture/pcaprec", "capture/proc", "collectors/geo", "store", "store/record", "ui"}},
 	// The route machinery: the table's row type, adapters, binding, OpenAPI.
 	{"app/api/router", []string{"app/errs"}},

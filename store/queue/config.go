@@ -16,6 +16,10 @@ type Config struct {
 	FlowRecords      int
 	SyslogRecords    int
 	TelemetryRecords int
+	// DeepRecords bounds the deep collection records (one per agent batch
+	// that carries processes, L7 or DNS sections, up to a few hundred rows
+	// each) held in memory.
+	DeepRecords int
 	// Workers write batches concurrently (-queue-workers). On SQLite the
 	// store serialises writes anyway; more workers help PostgreSQL.
 	Workers int
@@ -39,6 +43,6 @@ type Config struct {
 // a database pause of several seconds (a checkpoint's burst of writes)
 // without turning agents away.
 func DefaultConfig() Config {
-	return Config{Capacity: 65536, FlowRecords: 4 << 20, SyslogRecords: 1 << 20, TelemetryRecords: 32768,
+	return Config{Capacity: 65536, FlowRecords: 4 << 20, SyslogRecords: 1 << 20, TelemetryRecords: 32768, DeepRecords: 32768,
 		Workers: 4, BatchMax: 1 << 20, FlushEvery: time.Second, Retries: 3, RetryDelay: 2 * time.Second}
 }

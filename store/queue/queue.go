@@ -30,6 +30,8 @@ type Writer interface {
 	// WriteTelemetry (and WriteSyslog) return how many records are
 	// committed, also on error: a retry writes only the rest.
 	WriteTelemetry(ctx context.Context, ts []record.Telemetry) (int, error)
+	// WriteDeep, like WriteTelemetry, returns how many are committed.
+	WriteDeep(ctx context.Context, ds []record.Deep) (int, error)
 }
 
 // Kinds of record, indexes of Channel.pending.
@@ -37,9 +39,11 @@ const (
 	kindFlow = iota
 	kindSyslog
 	kindTelemetry
+	kindDeep
+	numKinds
 )
 
-var kindNames = [...]string{"flow", "syslog", "telemetry"}
+var kindNames = [numKinds]string{"flow", "syslog", "telemetry", "deep"}
 
 // flowInbox is one worker's queue of flow batches. It is a list, not a
 // channel, so a batch split by exporter over several workers is taken
@@ -53,6 +57,7 @@ type flowInbox struct {
 type item struct {
 	syslog    []record.SyslogEvent
 	telemetry []record.Telemetry
+	deep      []record.Deep
 }
 
 // Channel is the bounded in-process queue.
@@ -75,8 +80,8 @@ type Channel struct {
 
 	// pending counts each kind's records from Put until written or
 	// dropped; limit is its bound.
-	pending [3]atomic.Int64
-	limit   [3]int64
+	pending [numKinds]atomic.Int64
+	limit   [numKinds]int64
 
 	records *prometheus.CounterVec // kind, result (written|dropped)
 	dropped *prometheus.CounterVec // kind, reason
@@ -111,13 +116,16 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 		cfg.RetryDelay = d.RetryDelay
 	}
 	q := &Channel{log: log, cfg: cfg, w: w, ch: make(chan item, cfg.Capacity)}
-	q.limit = [3]int64{int64(cfg.FlowRecords), int64(cfg.SyslogRecords), int64(cfg.TelemetryRecords)}
+	if cfg.DeepRecords <= 0 {
+		cfg.DeepRecords = d.DeepRecords
+	}
+	q.limit = [numKinds]int64{int64(cfg.FlowRecords), int64(cfg.SyslogRecords), int64(cfg.TelemetryRecords), int64(cfg.DeepRecords)}
 	q.inbox = make([]flowInbox, cfg.Workers)
 	for i := range q.inbox {
 		q.inbox[i].wake = make(chan struct{}, 1)
 	}
 	q.records = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "netmon_ingest_records_total", Help: "Records leaving the ingest queue, by kind (flow, syslog, telemetry) and result (written, dropped).",
+		Name: "netmon_ingest_records_total", Help: "Records leaving the ingest queue, by kind (flow, syslog, telemetry, deep) and result (written, dropped).",
 	}, []string{"kind", "result"})
 	q.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "netmon_ingest_dropped_total", Help: "Records dropped by the ingest path, by kind and reason (queue_full, store_error, closed).",
@@ -230,6 +238,15 @@ func (q *Channel) PutTelemetry(ts []record.Telemetry) bool {
 	return q.put(item{telemetry: append([]record.Telemetry(nil), ts...)}, kindTelemetry, len(ts))
 }
 
+// PutDeep queues a copy of ds (deep collection of agent batches); false
+// (and counted) when the queue is full.
+func (q *Channel) PutDeep(ds []record.Deep) bool {
+	if len(ds) == 0 {
+		return true
+	}
+	return q.put(item{deep: append([]record.Deep(nil), ds...)}, kindDeep, len(ds))
+}
+
 func (q *Channel) put(it item, kind, n int) bool {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
@@ -288,6 +305,7 @@ func (q *Channel) worker(id int) {
 	nflows := 0
 	var syslog []record.SyslogEvent
 	var telemetry []record.Telemetry
+	var deep []record.Deep
 	timer := time.NewTimer(q.cfg.FlushEvery)
 	defer timer.Stop()
 	flush := func() {
@@ -310,6 +328,13 @@ func (q *Channel) worker(id int) {
 				return q.w.WriteTelemetry(ctx, telemetry[done:])
 			})
 			telemetry = telemetry[:0]
+		}
+		if len(deep) > 0 {
+			q.write(kindDeep, len(deep), func(ctx context.Context, done int) (int, error) {
+				return q.w.WriteDeep(ctx, deep[done:])
+			})
+			clear(deep)
+			deep = deep[:0]
 		}
 	}
 	takeFlows := func() {
@@ -339,7 +364,8 @@ func (q *Channel) worker(id int) {
 			}
 			syslog = append(syslog, it.syslog...)
 			telemetry = append(telemetry, it.telemetry...)
-			if nflows+len(syslog)+len(telemetry) >= q.cfg.BatchMax {
+			deep = append(deep, it.deep...)
+			if nflows+len(syslog)+len(telemetry)+len(deep) >= q.cfg.BatchMax {
 				flush()
 			}
 		case <-timer.C:

@@ -28,6 +28,8 @@ type Batch struct {
 	AttrIface   string           `json:"attr_iface,omitempty"`
 	AttrNote    string           `json:"attr_note,omitempty"`
 	Version     string           `json:"version,omitempty"`
+	// DeepSections (processes, l7, dns) are inlined (deep.go).
+	DeepSections
 }
 
 // Conns is a connection inventory ([]wire.Connection) held as the compact

@@ -39,6 +39,10 @@ type Config struct {
 	// Interval is the telemetry interval agents are told to use; every
 	// batch's answer repeats it.
 	Interval time.Duration
+	// PcapEnabled is the -agent-pcap policy: without it the deep
+	// collection sections of batches are not kept, and every answer
+	// repeats it so that enrolled agents follow a change.
+	PcapEnabled bool
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -254,7 +258,8 @@ const (
 // from the previous batch's counters, and the result is queued for the
 // store. A full queue is Unavailable, and the agent keeps the batch.
 func (in *Service) Telemetry(ctx context.Context, agent AgentRef, ip netip.Addr, t Batch) (wire.TelemetryResponse, error) {
-	resp := wire.TelemetryResponse{OK: true, Interval: int(in.cfg.Interval / time.Second)}
+	pcap := in.cfg.PcapEnabled
+	resp := wire.TelemetryResponse{OK: true, Interval: int(in.cfg.Interval / time.Second), PcapEnabled: &pcap}
 	if len(t.Interfaces) > maxInterfaces || t.Connections.Len() > maxConnections {
 		in.m.batches.WithLabelValues("invalid").Inc()
 		return wire.TelemetryResponse{}, tooManyConns()
@@ -284,6 +289,9 @@ func (in *Service) Telemetry(ctx context.Context, agent AgentRef, ip netip.Addr,
 	rec := record.Telemetry{AgentID: agent.ID, Seq: seq, TS: t.TS, RemoteIP: ip.String(), Version: clip(t.Version, 64),
 		AttrMethod: attrMethod(t.AttrMethod), AttrIface: clip(t.AttrIface, maxTextField), AttrNote: clip(t.AttrNote, 1024),
 		Dropped: t.Dropped, Conns: t.Connections.Len(), Connections: t.Connections.JSON()}
+	if err := in.takeDeep(agent.ID, seq, &t); err != nil {
+		return wire.TelemetryResponse{}, err
+	}
 	rates, counters, deltas := rates(st, &t, &rec)
 	rec.Rates, _ = json.Marshal(rates)
 	rec.Counters, _ = json.Marshal(t.Interfaces)

@@ -455,7 +455,7 @@ export interface paths {
         put?: never;
         /**
          * Send a telemetry batch (agent token or client certificate)
-         * @description Interface counters are cumulative; the hub computes rates between consecutive batches (a counter reset yields no rate, a 32-bit wrap is unwrapped). Connections replace the previous inventory. A ts outside [now-7 days, now+1 day] is replaced by the receive time. A batch whose seq was already received is acknowledged and not stored twice. interval in the answer is the hub's policy. Body at most 4 MiB.
+         * @description Interface counters are cumulative; the hub computes rates between consecutive batches (a counter reset yields no rate, a 32-bit wrap is unwrapped). Connections replace the previous inventory. A ts outside [now-7 days, now+1 day] is replaced by the receive time. A batch whose seq was already received is acknowledged and not stored twice. The deep collection sections (processes with remotes and unattributed reasons, l7, dns) are deltas since the previous batch, added once per seq, at most 5 000 rows each (413 beyond), ignored with -agent-pcap=false. interval and pcap_enabled in the answer are the hub's policy. Body at most 4 MiB.
          */
         post: operations["agentTelemetry"];
         delete?: never;
@@ -515,6 +515,26 @@ export interface paths {
          * @description One point per batch that had a previous batch to compare with, oldest first.
          */
         get: operations["getAgentHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{id}/processes/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One process of an agent: summary, destinations with country/ASN, live sockets, DNS and SNI/Host names, timeline
+         * @description Aggregates cover minutes (default 1440) ending now. summary: first/last minute with traffic, PIDs, bytes, last_bucket_bps (bytes/s of the last minute with traffic). destinations: remote ends of the process's sockets grouped by remote_ip, remote_port, proto. connections: the process's sockets in the agent's last batch. names: DNS names (kind dns) and TLS SNI / HTTP Host (kind tls, http). timeline: first_seen, first_dns, first_l7, spikes (minutes above mean + 3 sigma), related_alerts (empty until alerting lands). For (unattributed), unattributed_reasons breaks the bytes down by the agent's reason.
+         */
+        get: operations["getAgentProcess"];
         put?: never;
         post?: never;
         delete?: never;
@@ -698,6 +718,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Top DNS names by queries, grouped by domain and process
+         * @description Reverse lookups, .local and dotless names are left out by the agents. A site-bound caller sees its site's agents only.
+         */
+        get: operations["listDNS"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/enroll-tokens": {
         parameters: {
             query?: never;
@@ -744,8 +784,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Normalised observations (netflow.flow, syslog.received; agent types later), newest first, with a cursor
-         * @description Order: ts descending, then type, then id; pass next_before back as before for the next page: pages never skip or repeat.
+         * Normalised observations (netflow.flow, syslog.received, dns.query, tls.sni_observed, http.host_observed, connection.seen), newest first, with a cursor
+         * @description Order: ts descending, then type, then id; pass next_before back as before for the next page: pages never skip or repeat. Agent observations are one event per agent, minute and name (ts: the minute's start) with the minute's sums; agent_id keeps one agent's, device excludes them.
          */
         get: operations["listEvents"];
         put?: never;
@@ -825,6 +865,46 @@ export interface paths {
          * @description Bytes descending; empty when no GeoIP source (no .mmdb in -geoip-dir and online lookup off).
          */
         get: operations["getGeo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/l7": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Top TLS SNI and HTTP Host names by bytes, grouped by host, kind and process
+         * @description A site-bound caller sees its site's agents only. Names are stored and returned as text exactly as the clients sent them (invalid UTF-8 replaced).
+         */
+        get: operations["listL7"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/processes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Top processes by bytes over a window, fleet-wide or of one agent
+         * @description Sums of the agents' per-process deltas; agent_count is the distinct agents that reported the process. (unattributed) is the bytes the agents could not tie to a process. A site-bound caller sees its site's agents only. Needs -agent-pcap and collection on the agents.
+         */
+        get: operations["listProcesses"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1332,6 +1412,9 @@ export interface components {
             attr_iface?: string;
             attr_note?: string;
             version?: string;
+            processes?: components["schemas"]["WireProcessTraffic"][];
+            l7?: components["schemas"]["WireL7Observation"][];
+            dns?: components["schemas"]["WireDNSObservation"][];
         };
         FleetEnrollTokenCreate: {
             name: string;
@@ -1429,6 +1512,80 @@ export interface components {
         };
         OKResult: {
             ok: boolean;
+        };
+        ProcviewBucket: {
+            ts: number;
+            bytes_in: number;
+            bytes_out: number;
+        };
+        ProcviewDestination: {
+            remote_ip: string;
+            remote_port: number;
+            proto: string;
+            bytes_in: number;
+            bytes_out: number;
+            /** @description start of the first minute with traffic there, Unix seconds */
+            first_seen: number;
+            /** @description start of the last minute with traffic there, Unix seconds */
+            last_seen: number;
+            /** @description ISO 3166 alpha-2 of the remote ip when known */
+            country: string;
+            /** @description autonomous system of the remote ip when known */
+            asn: string;
+        };
+        ProcviewDetail: {
+            agent_id: number;
+            process: string;
+            /** @description window of the aggregates, in minutes ending now */
+            minutes: number;
+            summary: components["schemas"]["ProcviewSummary"];
+            /** @description for (unattributed): bytes by the reason the agent gave, most first; empty otherwise */
+            unattributed_reasons: components["schemas"]["StoreUnattributedReason"][];
+            /** @description remote ends of the process's traffic over the window, grouped by remote ip, port and proto, most bytes first */
+            destinations: components["schemas"]["ProcviewDestination"][];
+            /** @description live: the process's sockets in the agent's last telemetry batch */
+            connections: components["schemas"]["WireConnection"][];
+            /** @description application visibility: DNS names (kind dns) and TLS SNI / HTTP Host (kind tls, http) the process used */
+            names: components["schemas"]["StoreProcessName"][];
+            /** @description bytes per minute over the window, oldest first (minutes without traffic left out) */
+            buckets: components["schemas"]["ProcviewBucket"][];
+            timeline: components["schemas"]["ProcviewTimeline"];
+        };
+        ProcviewRelatedAlert: {
+            id: number;
+            ts: number;
+            kind: string;
+        };
+        ProcviewSpike: {
+            ts: number;
+            bytes: number;
+            mean: number;
+            sigma: number;
+        };
+        ProcviewSummary: {
+            /** @description start of the first minute with traffic in the window, Unix seconds (0: none) */
+            first_seen: number;
+            /** @description start of the last minute with traffic, Unix seconds (0: none) */
+            last_seen: number;
+            /** @description distinct PIDs seen in the window, ascending */
+            pids: number[];
+            bytes_in: number;
+            bytes_out: number;
+            total: number;
+            /** @description bytes per second of the last minute with traffic (in + out over 60 s) */
+            last_bucket_bps: number;
+        };
+        ProcviewTimeline: {
+            /** @description first minute with traffic (0: none) */
+            first_seen: number;
+            /** @description first minute with a DNS query of the process (0: none) */
+            first_dns: number;
+            /** @description first minute with a TLS SNI or HTTP Host of the process (0: none) */
+            first_l7: number;
+            /** @description minutes whose bytes (in + out) exceed the window's mean + 3 sigma */
+            spikes: components["schemas"]["ProcviewSpike"][];
+            /** @description alerts about the process (always empty until alerting lands) */
+            related_alerts: components["schemas"]["ProcviewRelatedAlert"][];
         };
         Readiness: {
             ready: boolean;
@@ -1552,6 +1709,13 @@ export interface components {
             first_seen: number;
             last_seen: number;
         };
+        StoreDNSItem: {
+            domain: string;
+            process: string;
+            queries: number;
+            responses: number;
+            agent_count: number;
+        };
         StoreEvent: {
             type: string;
             ts: number;
@@ -1573,6 +1737,38 @@ export interface components {
             flows: number;
             first_seen: number;
         };
+        StoreL7Item: {
+            /** @description TLS SNI or HTTP Host as sent by the client, stored as text */
+            host: string;
+            /** @description tls (ClientHello SNI) or http (HTTP/1.x Host) */
+            kind: string;
+            process: string;
+            bytes: number;
+            hits: number;
+            agent_count: number;
+        };
+        StoreProcessItem: {
+            /** @description process name; (unattributed) holds the bytes the agents could not tie to a process */
+            process: string;
+            bytes_in: number;
+            bytes_out: number;
+            /** @description bytes_in + bytes_out */
+            total: number;
+            /** @description distinct agents that reported the process in the window */
+            agent_count: number;
+        };
+        StoreProcessName: {
+            /** @description dns (a DNS query), tls (ClientHello SNI) or http (HTTP Host) */
+            kind: string;
+            /** @description the domain or host, stored as text */
+            name: string;
+            /** @description queries (dns) or connections carrying the name (tls, http) */
+            count: number;
+            answers: number;
+            bytes: number;
+            first_seen: number;
+            last_seen: number;
+        };
         StoreSyslogRow: {
             id: number;
             ts: number;
@@ -1584,6 +1780,12 @@ export interface components {
             source: string;
             /** @description the datagram as received (base64) when invalid UTF-8 or NUL bytes were replaced in host/tag/message; absent otherwise */
             raw_b64?: string;
+        };
+        StoreUnattributedReason: {
+            /** @description as the agent reported it (socket not found, process gone, other network namespace, kernel socket ...) */
+            reason: string;
+            bytes: number;
+            packets: number;
         };
         WireCertRequest: {
             csr_pem: string;
@@ -1599,6 +1801,13 @@ export interface components {
             status: string;
             pid: number;
             process: string;
+        };
+        WireDNSObservation: {
+            domain: string;
+            process: string;
+            pid: number;
+            queries: number;
+            responses: number;
         };
         WireHello: {
             name: string;
@@ -1627,10 +1836,42 @@ export interface components {
             rx_packets: number;
             tx_packets: number;
         };
+        WireL7Observation: {
+            host: string;
+            kind: string;
+            process: string;
+            pid: number;
+            bytes: number;
+            hits: number;
+        };
+        WireProcessTraffic: {
+            process: string;
+            pid: number;
+            bytes_in: number;
+            bytes_out: number;
+            packets_in: number;
+            packets_out: number;
+            remotes?: components["schemas"]["WireRemote"][];
+            reasons?: components["schemas"]["WireUnattributedReason"][];
+        };
+        WireRemote: {
+            proto: string;
+            ip: string;
+            port: number;
+            bytes_in: number;
+            bytes_out: number;
+            packets_in: number;
+            packets_out: number;
+        };
         WireTelemetryResponse: {
             ok: boolean;
             interval: number;
             pcap_enabled?: boolean;
+        };
+        WireUnattributedReason: {
+            reason: string;
+            bytes: number;
+            packets: number;
         };
     };
     responses: never;
@@ -3002,6 +3243,61 @@ export interface operations {
             };
         };
     };
+    getAgentProcess: {
+        parameters: {
+            query?: {
+                /** @description window of the aggregates, in minutes ending now */
+                minutes?: number;
+            };
+            header?: never;
+            path: {
+                /** @description agent id */
+                id: number;
+                /** @description process name as listed (URL-escaped); (unattributed) for the bytes not tied to a process */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProcviewDetail"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description no such agent (or another site's), or the process was not seen in the window */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     listAlertEvents: {
         parameters: {
             query?: {
@@ -3597,6 +3893,51 @@ export interface operations {
             };
         };
     };
+    listDNS: {
+        parameters: {
+            query?: {
+                /** @description window ending now, in minutes (at most 7 days) */
+                minutes?: number;
+                /** @description only this agent (0: all agents the caller may see) */
+                agent_id?: number;
+                /** @description rows to return */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreDNSItem"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+        };
+    };
     listEnrollTokens: {
         parameters: {
             query?: never;
@@ -3768,7 +4109,7 @@ export interface operations {
             query?: {
                 /** @description only this type */
                 type?: "netflow.flow" | "syslog.received" | "dns.query" | "tls.sni_observed" | "http.host_observed" | "connection.seen";
-                /** @description only this agent's observations (agents arrive later: none yet) */
+                /** @description only this agent's observations (dns.query, tls.sni_observed, http.host_observed, connection.seen) */
                 agent_id?: number;
                 /** @description only this exporter or syslog source address */
                 device?: string;
@@ -3970,6 +4311,96 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GeoItem"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+        };
+    };
+    listL7: {
+        parameters: {
+            query?: {
+                /** @description window ending now, in minutes (at most 7 days) */
+                minutes?: number;
+                /** @description only this agent (0: all agents the caller may see) */
+                agent_id?: number;
+                /** @description rows to return */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreL7Item"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+        };
+    };
+    listProcesses: {
+        parameters: {
+            query?: {
+                /** @description window ending now, in minutes (at most 7 days) */
+                minutes?: number;
+                /** @description only this agent (0: all agents the caller may see) */
+                agent_id?: number;
+                /** @description rows to return */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreProcessItem"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
