@@ -45,7 +45,9 @@ const flowKeyExpr = `(exporter || '|' || src || '|' || dst || '|' || src_port ||
 
 // FlowEvents returns netflow.flow events since since, after the cursor.
 func (db *DB) FlowEvents(ctx context.Context, since int64, device string, after *EventCursor, limit int, site string) ([]Event, error) {
-	q := `SELECT ts, exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, ` + flowKeyExpr + ` FROM flow_minutes WHERE ts >= $1`
+	// Other rows (src '') are no flow; a late flow's rows are summed with
+	// their minute's, so each (minute, 5-tuple) is one event.
+	q := `SELECT ts, exporter, src, dst, src_port, dst_port, proto, SUM(packets), SUM(octets), SUM(flows), ` + flowKeyExpr + ` FROM flow_minutes WHERE ts >= $1 AND src <> ''`
 	args := []any{since - since%60}
 	if device != "" {
 		args = append(args, device)
@@ -59,7 +61,7 @@ func (db *DB) FlowEvents(ctx context.Context, since int64, device string, after 
 		args = append(args, site)
 	}
 	args = append(args, limit)
-	q += fmt.Sprintf(" ORDER BY ts DESC, %s DESC LIMIT $%d", flowKeyExpr, len(args))
+	q += fmt.Sprintf(" GROUP BY ts, exporter, src, dst, src_port, dst_port, proto ORDER BY ts DESC, %s DESC LIMIT $%d", flowKeyExpr, len(args))
 	rows, err := db.reader.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("flow events: %w", err)

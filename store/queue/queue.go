@@ -4,14 +4,20 @@
 // batch records into transactions. (NATS JetStream comes later behind the
 // same interface.)
 //
+// Flows are routed by exporter to one writer each, which sums them into
+// that exporter's open minutes in memory (store.FlowAggregator) and writes
+// each minute once when it closes; a background loop rolls closed hours
+// up (store.DB.BuildFlowHours). See the store package comment.
+//
 // Conservation: every record handed to Put is either written or counted as
 // dropped with a reason (netmon_ingest_records_total{kind,result}), also at
-// shutdown, where Stop drains the queue before returning.
+// shutdown, where Stop drains the queue and writes every open minute
+// before returning. A flow counts as written when its minute commits;
+// until then it is held (netmon_flow_aggregation_records).
 package queue
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/netip"
 	"sync"
@@ -20,12 +26,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"netmon/store"
 	"netmon/store/record"
 )
 
 // Writer is where batches go; *store.DB implements it.
 type Writer interface {
-	WriteFlowBatches(ctx context.Context, batches [][]record.Flow) (int, error)
+	// WriteFlowMinutes stores closed minutes in one transaction (all or
+	// nothing, so a failed call is retried whole).
+	WriteFlowMinutes(ctx context.Context, ms []store.FlowMinute) error
+	// BuildFlowHours rolls the hours ended by before into hourly rows.
+	BuildFlowHours(ctx context.Context, before int64, hourRows int) (int, error)
 	WriteSyslog(ctx context.Context, es []record.SyslogEvent) (int, error)
 	// WriteTelemetry (and WriteSyslog) return how many records are
 	// committed, also on error: a retry writes only the rest.
@@ -57,9 +68,21 @@ type Config struct {
 	// before its records are dropped (reason store_error).
 	Retries    int
 	RetryDelay time.Duration
+	// Flows bounds the in-memory minutes: detail rows per exporter
+	// minute, 5-tuples held over all writers, grace for late records.
+	Flows store.FlowAggregateConfig
+	// HourRows is how many 5-tuples of an exporter's hour flow_hours keeps
+	// in detail (the rest in its other rows).
+	HourRows int
+	// HourDelay is how long after an hour ends it is rolled up (its last
+	// minutes must have closed); HourEvery how often the roll-up looks.
+	HourDelay time.Duration
+	HourEvery time.Duration
 }
 
-// DefaultConfig: 4 workers; up to 4 M flows (about 4 s at a million flows a
+// DefaultConfig: flows summed per exporter minute with
+// store.DefaultFlowAggregateConfig, 2 000 detail rows an exporter hour,
+// hours rolled up two minutes after they end; 4 workers; up to 4 M flows (about 4 s at a million flows a
 // second, 420 MB), 1 M syslog events and 32 768 telemetry batches (10 s of
 // 100 000 agents at a 30 s interval, about 260 MB) in memory; up to
 // 1 M records a transaction gathered for up to a second; 3 retries 2 s
@@ -70,7 +93,8 @@ type Config struct {
 // without turning agents away.
 func DefaultConfig() Config {
 	return Config{Capacity: 65536, FlowRecords: 4 << 20, SyslogRecords: 1 << 20, TelemetryRecords: 32768,
-		Workers: 4, BatchMax: 1 << 20, FlushEvery: time.Second, Retries: 3, RetryDelay: 2 * time.Second}
+		Workers: 4, BatchMax: 1 << 20, FlushEvery: time.Second, Retries: 3, RetryDelay: 2 * time.Second,
+		Flows: store.DefaultFlowAggregateConfig(), HourRows: 2000, HourDelay: 2 * time.Minute, HourEvery: 30 * time.Second}
 }
 
 // Kinds of record, indexes of Channel.pending.
@@ -119,7 +143,16 @@ type Channel struct {
 	pending [3]atomic.Int64
 	limit   [3]int64
 
+	// aggKeys and aggRecords are the 5-tuples and flow records held in
+	// open minutes over all writers (keys bounded by cfg.Flows.MaxKeys).
+	aggKeys, aggRecords atomic.Int64
+	aggs                []*store.FlowAggregator
+	hoursDone           chan struct{}
+	hoursStop           chan struct{}
+
 	records *prometheus.CounterVec // kind, result (written|dropped)
+	minutes prometheus.Counter
+	hourErr prometheus.Counter
 	dropped *prometheus.CounterVec // kind, reason
 	depth   prometheus.GaugeFunc
 }
@@ -151,11 +184,54 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 	if cfg.RetryDelay <= 0 {
 		cfg.RetryDelay = d.RetryDelay
 	}
+	if cfg.HourRows <= 0 {
+		cfg.HourRows = d.HourRows
+	}
+	if cfg.HourDelay <= 0 {
+		cfg.HourDelay = d.HourDelay
+	}
+	if cfg.HourEvery <= 0 {
+		cfg.HourEvery = d.HourEvery
+	}
 	q := &Channel{log: log, cfg: cfg, w: w, ch: make(chan item, cfg.Capacity)}
 	q.limit = [3]int64{int64(cfg.FlowRecords), int64(cfg.SyslogRecords), int64(cfg.TelemetryRecords)}
 	q.inbox = make([]flowInbox, cfg.Workers)
 	for i := range q.inbox {
 		q.inbox[i].wake = make(chan struct{}, 1)
+		q.aggs = append(q.aggs, store.NewFlowAggregator(cfg.Flows, &q.aggKeys, &q.aggRecords))
+	}
+	q.minutes = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "netmon_flow_minutes_written_total", Help: "Exporter minutes of flows written (each once, when it closes; a late flow's minute again).",
+	})
+	q.hourErr = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "netmon_flow_hour_build_errors_total", Help: "Failed roll-ups of closed hours into flow_hours (retried at the next look).",
+	})
+	maxKeys := cfg.Flows.MaxKeys
+	if maxKeys <= 0 {
+		maxKeys = store.DefaultFlowAggregateConfig().MaxKeys
+	}
+	aggGauges := []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "netmon_flow_aggregation_keys", Help: "Distinct 5-tuples held in open exporter minutes (bounded, see netmon_flow_aggregation_keys_limit).",
+		}, func() float64 { return float64(q.aggKeys.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "netmon_flow_aggregation_keys_limit", Help: "The bound of netmon_flow_aggregation_keys: beyond it new 5-tuples are summed into their minute's other row.",
+		}, func() float64 { return float64(maxKeys) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "netmon_flow_aggregation_bytes", Help: "Memory held by open exporter minutes, estimated from the keys held.",
+		}, func() float64 { return float64(q.aggKeys.Load() * store.AggregationKeyBytes) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "netmon_flow_aggregation_records", Help: "Flow records summed into open minutes, not yet written (written when their minute closes).",
+		}, func() float64 { return float64(q.aggRecords.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "netmon_flow_aggregation_folded_total", Help: "Flow records summed into an other row because the 5-tuple bound was reached (their totals are kept, their detail is not).",
+		}, func() float64 {
+			var n int64
+			for _, a := range q.aggs {
+				n += a.Folded()
+			}
+			return float64(n)
+		}),
 	}
 	q.records = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "netmon_ingest_records_total", Help: "Records leaving the ingest queue, by kind (flow, syslog, telemetry) and result (written, dropped).",
@@ -166,7 +242,7 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 	q.depth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "netmon_ingest_queue_depth", Help: "Syslog and telemetry batches waiting in the ingest queue's channel (all kinds, records: netmon_ingest_pending_records).",
 	}, func() float64 { return float64(len(q.ch)) })
-	cs := []prometheus.Collector{q.records, q.dropped, q.depth}
+	cs := append([]prometheus.Collector{q.records, q.dropped, q.depth, q.minutes, q.hourErr}, aggGauges...)
 	for k, name := range kindNames {
 		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "netmon_ingest_pending_records", Help: "Records held by the ingest queue (waiting or being written), by kind; each kind is bounded (see the README).",
@@ -305,16 +381,19 @@ func (q *Channel) drop(kind, reason string, n int) {
 	q.records.WithLabelValues(kind, "dropped").Add(float64(n))
 }
 
-// Start launches the writers.
+// Start launches the writers and the hour roll-up.
 func (q *Channel) Start() error {
 	for i := range q.cfg.Workers {
 		q.wg.Add(1)
 		go q.worker(i)
 	}
+	q.hoursStop, q.hoursDone = make(chan struct{}), make(chan struct{})
+	go q.hours()
 	return nil
 }
 
-// Stop refuses new records, writes everything queued, and returns.
+// Stop refuses new records, writes everything queued and every open
+// minute, and returns.
 func (q *Channel) Stop() error {
 	q.mu.Lock()
 	if q.closed {
@@ -325,31 +404,49 @@ func (q *Channel) Stop() error {
 	close(q.ch)
 	q.mu.Unlock()
 	q.wg.Wait()
+	if q.hoursStop != nil {
+		close(q.hoursStop)
+		<-q.hoursDone
+	}
 	return nil
 }
 
-// worker gathers items into a batch until BatchMax records or FlushEvery,
-// then writes it.
+// hours rolls closed hours up every HourEvery: a failure is counted and
+// retried at the next look (the minutes are stored; only the roll-up
+// waits).
+func (q *Channel) hours() {
+	defer close(q.hoursDone)
+	t := time.NewTicker(q.cfg.HourEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-q.hoursStop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		before := time.Now().Add(-q.cfg.HourDelay).Unix()
+		if _, err := q.w.BuildFlowHours(ctx, before, q.cfg.HourRows); err != nil {
+			q.hourErr.Inc()
+			q.log.Warn("flow hour roll-up failed", "error", err)
+		}
+		cancel()
+	}
+}
+
+// worker sums flows into its exporters' open minutes as they come and
+// writes the minutes that closed every FlushEvery; it gathers syslog and
+// telemetry into a batch until BatchMax records or FlushEvery, then
+// writes it.
 func (q *Channel) worker(id int) {
 	defer q.wg.Done()
 	in := &q.inbox[id]
-	// Flow batches are kept as queued (each already a copy) and summed by
-	// the store where they lie: no second copy of every record.
-	var flows [][]record.Flow
-	nflows := 0
+	agg := q.aggs[id]
 	var syslog []record.SyslogEvent
 	var telemetry []record.Telemetry
 	timer := time.NewTimer(q.cfg.FlushEvery)
 	defer timer.Stop()
 	flush := func() {
-		if nflows > 0 {
-			q.write(kindFlow, nflows, func(ctx context.Context, _ int) (int, error) {
-				_, err := q.w.WriteFlowBatches(ctx, flows)
-				return 0, err
-			})
-			clear(flows)
-			flows, nflows = flows[:0], 0
-		}
 		if len(syslog) > 0 {
 			q.write(kindSyslog, len(syslog), func(ctx context.Context, done int) (int, error) {
 				return q.w.WriteSyslog(ctx, syslog[done:])
@@ -363,41 +460,72 @@ func (q *Channel) worker(id int) {
 			telemetry = telemetry[:0]
 		}
 	}
+	// takeFlows sums what the inbox holds into the open minutes: the
+	// records' memory is free at once, their sums wait for the minute.
 	takeFlows := func() {
 		in.mu.Lock()
-		for _, p := range in.parts {
-			flows = append(flows, p)
-			nflows += len(p)
-		}
-		clear(in.parts)
-		in.parts = in.parts[:0]
+		parts := in.parts
+		in.parts = nil
 		in.mu.Unlock()
+		now := time.Now()
+		for _, p := range parts {
+			agg.Add(p, now)
+			q.pending[kindFlow].Add(-int64(len(p)))
+		}
 	}
 	for {
 		select {
 		case <-in.wake:
 			takeFlows()
-			if nflows+len(syslog)+len(telemetry) >= q.cfg.BatchMax {
-				flush()
-			}
 		case it, ok := <-q.ch:
 			if !ok {
 				// Stop closed the channel after the last Put: what is in
 				// the inbox now is all there will be.
 				takeFlows()
+				q.writeMinutes(agg.Due(time.Now(), true))
 				flush()
 				return
 			}
 			syslog = append(syslog, it.syslog...)
 			telemetry = append(telemetry, it.telemetry...)
-			if nflows+len(syslog)+len(telemetry) >= q.cfg.BatchMax {
+			if len(syslog)+len(telemetry) >= q.cfg.BatchMax {
 				flush()
 			}
 		case <-timer.C:
+			q.writeMinutes(agg.Due(time.Now(), false))
 			flush()
 			timer.Reset(q.cfg.FlushEvery)
 		}
 	}
+}
+
+// writeMinutes writes closed minutes with retries (one transaction, all or
+// nothing); their records are counted written, or dropped (store_error)
+// after the last retry.
+func (q *Channel) writeMinutes(ms []store.FlowMinute) {
+	if len(ms) == 0 {
+		return
+	}
+	var n int64
+	for _, m := range ms {
+		n += m.Records
+	}
+	var err error
+	for attempt := 0; attempt <= q.cfg.Retries; attempt++ {
+		if attempt > 0 {
+			time.Sleep(q.cfg.RetryDelay)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = q.w.WriteFlowMinutes(ctx, ms)
+		cancel()
+		if err == nil {
+			q.records.WithLabelValues(kindNames[kindFlow], "written").Add(float64(n))
+			q.minutes.Add(float64(len(ms)))
+			return
+		}
+	}
+	q.log.Error("flow minutes dropped", "minutes", len(ms), "records", n, "error", err)
+	q.drop(kindNames[kindFlow], "store_error", int(n))
 }
 
 // write runs fn with retries; records are counted written or dropped. fn
@@ -422,13 +550,6 @@ func (q *Channel) write(k, n int, fn func(ctx context.Context, done int) (int, e
 		if err == nil {
 			q.records.WithLabelValues(kind, "written").Add(float64(n))
 			return
-		}
-		// Part of it committed in a way a retry cannot resume (a flow
-		// batch's sums, see store.PartialError): retrying would count
-		// that part twice.
-		var partial interface{ Partial() bool }
-		if errors.As(err, &partial) && partial.Partial() {
-			break
 		}
 	}
 	if done > 0 {

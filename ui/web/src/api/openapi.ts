@@ -1198,6 +1198,8 @@ export interface components {
             flows: number;
             first_seen: number;
             last_seen: number;
+            /** @description set on the one row that sums the flows whose detail was cut (src and dst empty): the rows then add up to the window's totals */
+            truncated?: boolean;
         };
         StoreEvent: {
             type: string;
@@ -1219,6 +1221,8 @@ export interface components {
             octets: number;
             flows: number;
             first_seen: number;
+            /** @description set on the one row that sums the flows whose detail was cut (src and dst empty): the rows then add up to the window's totals */
+            truncated?: boolean;
         };
         StoreSyslogRow: {
             id: number;

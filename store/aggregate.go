@@ -1,0 +1,322 @@
+package store
+
+import (
+	"bytes"
+	"net/netip"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"netmon/store/record"
+)
+
+// FlowAggregateConfig bounds the in-memory aggregation of flow records into
+// exporter minutes (see the package comment "Flow store").
+type FlowAggregateConfig struct {
+	// MinuteRows is how many 5-tuples of one exporter's minute are written
+	// in detail (the most octets first); the rest is summed into one
+	// "other" row per protocol, so totals stay exact.
+	MinuteRows int
+	// MaxKeys bounds the distinct 5-tuples held in memory over every open
+	// minute of every aggregator sharing the counter: a record whose
+	// 5-tuple is new once the bound is reached is summed into its minute's
+	// "other" row instead (a scan sheds detail, not memory or flows).
+	MaxKeys int64
+	// Grace is how long a minute stays open after it ends, for records
+	// exported late; a minute opened after that (a late flow, a replay of
+	// old exports) closes Grace after it opened and is added to what is
+	// stored, never lost.
+	Grace time.Duration
+}
+
+// DefaultFlowAggregateConfig: 1 000 detail rows per exporter minute, 2^21
+// keys held (about 256 MB at the worst), 5 s of grace.
+func DefaultFlowAggregateConfig() FlowAggregateConfig {
+	return FlowAggregateConfig{MinuteRows: 1000, MaxKeys: 1 << 21, Grace: 5 * time.Second}
+}
+
+// AggregationKeyBytes is the memory one held 5-tuple costs, an estimate
+// (map slot, its share of empty slots, sums) behind
+// netmon_flow_aggregation_bytes.
+const AggregationKeyBytes = 128
+
+// FlowSum is one stored row of a minute or an hour: a 5-tuple's sums, or,
+// with Other set, the remainder of one protocol whose detail was cut
+// (addresses invalid, ports zero).
+type FlowSum struct {
+	Src, Dst         netip.Addr
+	SrcPort, DstPort uint16
+	Proto            uint8
+	Other            bool
+	Packets, Octets  uint64
+	Flows            uint64 // flow records summed
+	First, Last      int64  // earliest and latest record time
+}
+
+// FlowMinute is one exporter's closed minute, ready to be written once.
+type FlowMinute struct {
+	Exporter netip.Addr
+	TS       int64 // the minute's start, Unix seconds
+	// Records is how many flow records it sums (what the ingest queue
+	// counts written once it commits).
+	Records int64
+	// Rows: the detail rows sorted by 5-tuple, then the other rows.
+	Rows []FlowSum
+}
+
+// tupleKey is a 5-tuple in a fixed 37 bytes with no pointer, so the maps
+// of millions of keys cost the garbage collector nothing to scan. IPv4
+// addresses are kept IPv4-mapped and unmapped again when written.
+type tupleKey struct {
+	src, dst         [16]byte
+	srcPort, dstPort uint16
+	proto            uint8
+}
+
+type tupleSums struct {
+	packets, octets, flows uint64
+	first, last            int64
+}
+
+func (s *tupleSums) add(f *record.Flow) {
+	if s.flows == 0 || f.TS < s.first {
+		s.first = f.TS
+	}
+	s.last = max(s.last, f.TS)
+	s.packets += f.Packets
+	s.octets += f.Octets
+	s.flows++
+}
+
+func (s *tupleSums) merge(o *tupleSums) {
+	if o.flows == 0 {
+		return
+	}
+	if s.flows == 0 || o.first < s.first {
+		s.first = o.first
+	}
+	s.last = max(s.last, o.last)
+	s.packets += o.packets
+	s.octets += o.octets
+	s.flows += o.flows
+}
+
+type minuteID struct {
+	exporter netip.Addr
+	ts       int64
+}
+
+// bucket is one open exporter minute.
+type bucket struct {
+	id       minuteID
+	deadline int64 // Unix seconds after which it closes
+	index    map[tupleKey]uint32
+	sums     []tupleSums
+	other    [256]tupleSums // by protocol
+	records  int64
+}
+
+// FlowAggregator sums flow records into open exporter minutes and hands
+// back the minutes that closed. It is not safe for concurrent use: the
+// ingest queue gives each writer its own, and routes each exporter to one
+// writer, so a minute is summed in one place.
+type FlowAggregator struct {
+	cfg     FlowAggregateConfig
+	keys    *atomic.Int64 // held over all aggregators sharing it
+	records *atomic.Int64 // records held in open minutes, likewise
+	folded  atomic.Int64  // records summed into "other" for want of keys
+	open    map[minuteID]*bucket
+	last    *bucket
+	hint    map[netip.Addr]int // an exporter's last minute size, to presize
+}
+
+// NewFlowAggregator returns an aggregator counting its held keys and
+// records into keys and records (shared between aggregators so the bound
+// is global; nil for private counters).
+func NewFlowAggregator(cfg FlowAggregateConfig, keys, records *atomic.Int64) *FlowAggregator {
+	d := DefaultFlowAggregateConfig()
+	if cfg.MinuteRows <= 0 {
+		cfg.MinuteRows = d.MinuteRows
+	}
+	if cfg.MaxKeys <= 0 {
+		cfg.MaxKeys = d.MaxKeys
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = d.Grace
+	}
+	if keys == nil {
+		keys = new(atomic.Int64)
+	}
+	if records == nil {
+		records = new(atomic.Int64)
+	}
+	return &FlowAggregator{cfg: cfg, keys: keys, records: records, open: map[minuteID]*bucket{}, hint: map[netip.Addr]int{}}
+}
+
+// Folded returns how many records were summed into "other" rows because
+// the key bound was reached (not counting those cut by MinuteRows).
+func (a *FlowAggregator) Folded() int64 { return a.folded.Load() }
+
+// Add sums fs into their minutes; now decides when a new minute closes.
+func (a *FlowAggregator) Add(fs []record.Flow, now time.Time) {
+	unix := now.Unix()
+	grace := int64(a.cfg.Grace / time.Second)
+	b := a.last
+	for i := range fs {
+		f := &fs[i]
+		ts := f.TS - f.TS%60
+		if f.TS < 0 && f.TS%60 != 0 {
+			ts -= 60
+		}
+		if b == nil || b.id.ts != ts || b.id.exporter != f.Exporter {
+			id := minuteID{f.Exporter, ts}
+			b = a.open[id]
+			if b == nil {
+				// A current minute closes Grace after its end; a late one
+				// (its end long past) Grace after it opened.
+				b = &bucket{id: id, deadline: max(ts+60, unix) + grace,
+					index: make(map[tupleKey]uint32, a.hint[f.Exporter])}
+				a.open[id] = b
+			}
+		}
+		b.records++
+		k := tupleKey{src: f.Src.As16(), dst: f.Dst.As16(), srcPort: f.SrcPort, dstPort: f.DstPort, proto: f.Proto}
+		if i, ok := b.index[k]; ok {
+			b.sums[i].add(f)
+			continue
+		}
+		if a.keys.Add(1) > a.cfg.MaxKeys {
+			a.keys.Add(-1)
+			a.folded.Add(1)
+			b.other[f.Proto].add(f)
+			continue
+		}
+		b.index[k] = uint32(len(b.sums))
+		b.sums = append(b.sums, tupleSums{})
+		b.sums[len(b.sums)-1].add(f)
+	}
+	a.last = b
+	a.records.Add(int64(len(fs)))
+}
+
+// Due removes and returns the minutes closed at now (all of them when all
+// is set, at shutdown), oldest first.
+func (a *FlowAggregator) Due(now time.Time, all bool) []FlowMinute {
+	unix := now.Unix()
+	var out []FlowMinute
+	for id, b := range a.open {
+		if !all && b.deadline > unix {
+			continue
+		}
+		delete(a.open, id)
+		if a.last == b {
+			a.last = nil
+		}
+		out = append(out, a.close(b))
+	}
+	slices.SortFunc(out, func(x, y FlowMinute) int {
+		if x.TS != y.TS {
+			return int(x.TS - y.TS)
+		}
+		return x.Exporter.Compare(y.Exporter)
+	})
+	return out
+}
+
+// Open returns how many minutes are open.
+func (a *FlowAggregator) Open() int { return len(a.open) }
+
+// close turns a bucket into its rows: the MinuteRows 5-tuples with the
+// most octets in detail (chosen with a min-heap, so no copy of a million
+// keys), the rest into the protocol's other row.
+func (a *FlowAggregator) close(b *bucket) FlowMinute {
+	n := len(b.index)
+	a.keys.Add(-int64(n))
+	a.records.Add(-b.records)
+	a.hint[b.id.exporter] = min(n+n/8, int(a.cfg.MaxKeys))
+	limit := a.cfg.MinuteRows
+	type entry struct {
+		k tupleKey
+		i uint32
+	}
+	top := make([]entry, 0, min(n, limit))
+	less := func(x, y entry) bool { return b.sums[x.i].octets < b.sums[y.i].octets }
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(top) {
+				return
+			}
+			if r := l + 1; r < len(top) && less(top[r], top[l]) {
+				l = r
+			}
+			if !less(top[l], top[i]) {
+				return
+			}
+			top[i], top[l] = top[l], top[i]
+			i = l
+		}
+	}
+	for k, i := range b.index {
+		e := entry{k, i}
+		if len(top) < limit {
+			top = append(top, e)
+			for j := len(top) - 1; j > 0; {
+				p := (j - 1) / 2
+				if !less(top[j], top[p]) {
+					break
+				}
+				top[j], top[p] = top[p], top[j]
+				j = p
+			}
+			continue
+		}
+		if !less(top[0], e) {
+			b.other[k.proto].merge(&b.sums[i])
+			continue
+		}
+		b.other[top[0].k.proto].merge(&b.sums[top[0].i])
+		top[0] = e
+		down(0)
+	}
+	slices.SortFunc(top, func(x, y entry) int {
+		if c := bytes.Compare(x.k.src[:], y.k.src[:]); c != 0 {
+			return c
+		}
+		if c := bytes.Compare(x.k.dst[:], y.k.dst[:]); c != 0 {
+			return c
+		}
+		if x.k.srcPort != y.k.srcPort {
+			return int(x.k.srcPort) - int(y.k.srcPort)
+		}
+		if x.k.dstPort != y.k.dstPort {
+			return int(x.k.dstPort) - int(y.k.dstPort)
+		}
+		return int(x.k.proto) - int(y.k.proto)
+	})
+	m := FlowMinute{Exporter: b.id.exporter, TS: b.id.ts, Records: b.records, Rows: make([]FlowSum, 0, len(top)+2)}
+	for _, e := range top {
+		s := &b.sums[e.i]
+		m.Rows = append(m.Rows, FlowSum{Src: netip.AddrFrom16(e.k.src).Unmap(), Dst: netip.AddrFrom16(e.k.dst).Unmap(),
+			SrcPort: e.k.srcPort, DstPort: e.k.dstPort, Proto: e.k.proto,
+			Packets: s.packets, Octets: s.octets, Flows: s.flows, First: s.first, Last: s.last})
+	}
+	for p := range b.other {
+		s := &b.other[p]
+		if s.flows > 0 {
+			m.Rows = append(m.Rows, FlowSum{Proto: uint8(p), Other: true, Packets: s.packets, Octets: s.octets, Flows: s.flows, First: s.first, Last: s.last})
+		}
+	}
+	return m
+}
+
+// AggregateFlows sums records into closed minutes at once, with cfg's
+// budget: the direct path of WriteFlows (tests, imports).
+func AggregateFlows(cfg FlowAggregateConfig, batches ...[]record.Flow) []FlowMinute {
+	a := NewFlowAggregator(cfg, nil, nil)
+	now := time.Now()
+	for _, fs := range batches {
+		a.Add(fs, now)
+	}
+	return a.Due(now, true)
+}
