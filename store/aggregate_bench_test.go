@@ -41,4 +41,3 @@ func BenchmarkAggregateFlows(b *testing.B) {
 		})
 	}
 }
-

@@ -141,4 +141,3 @@ func (db *DB) FlowTemplates(ctx context.Context) ([]FlowTemplate, error) {
 	}
 	return out, rows.Err()
 }
-

@@ -61,7 +61,10 @@ func BenchmarkFlowQueries(b *testing.B) {
 				run  func() (int, error)
 			}{
 				{"flows15m", func() (int, error) { r, err := db.TopFlows(ctx, now-900, 20, ""); return len(r), err }},
-				{"conv1h", func() (int, error) { r, err := db.Conversations(ctx, now-3600, true, "octets", 50, ""); return len(r), err }},
+				{"conv1h", func() (int, error) {
+					r, err := db.Conversations(ctx, now-3600, true, "octets", 50, "")
+					return len(r), err
+				}},
 				{"conv24h", func() (int, error) {
 					r, err := db.ConversationsHourly(ctx, now-86400, true, "octets", 50, "")
 					return len(r), err
