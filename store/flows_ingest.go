@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"netmon/store/flowagg"
 	"netmon/store/record"
 )
 
@@ -14,7 +15,7 @@ import (
 // for tests and imports; the ingest queue aggregates in memory first. It
 // returns the number of minute rows written.
 func (db *DB) WriteFlows(ctx context.Context, fs []record.Flow) (int, error) {
-	ms := AggregateFlows(DefaultFlowAggregateConfig(), fs)
+	ms := flowagg.Sums(flowagg.DefaultConfig(), fs)
 	if err := db.WriteFlowMinutes(ctx, ms); err != nil {
 		return 0, err
 	}
@@ -63,7 +64,7 @@ const hourLockClass = 16
 // retry the call. A minute whose hour was already built into flow_hours
 // (a late flow) is appended there too, in the same transaction; otherwise
 // its hour is marked to be built (BuildFlowHours).
-func (db *DB) WriteFlowMinutes(ctx context.Context, ms []FlowMinute) error {
+func (db *DB) WriteFlowMinutes(ctx context.Context, ms []flowagg.Minute) error {
 	if len(ms) == 0 {
 		return nil
 	}
@@ -139,7 +140,7 @@ func (w *flowWriter) hourState(hour int64) (bool, error) {
 	return built != 0, nil
 }
 
-func (w *flowWriter) rows(table string, ts int64, m *FlowMinute) error {
+func (w *flowWriter) rows(table string, ts int64, m *flowagg.Minute) error {
 	if w.args == nil {
 		w.args = map[string][]any{}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"netmon/store"
+	"netmon/store/flowagg"
 	"netmon/store/record"
 	"netmon/store/storetest"
 )
@@ -80,7 +81,7 @@ func TestIngestYieldsToPeople(t *testing.T) {
 		if _, err := db.BuildFlowHours(ctx, 1_700_000_000+3600, 2000); err != nil {
 			t.Fatal(err)
 		}
-		budget := int64(store.DefaultFlowAggregateConfig().MinuteRows)
+		budget := int64(flowagg.DefaultConfig().MinuteRows)
 		for _, table := range []string{"flow_minutes", "flow_hours"} {
 			if err := db.Reader().QueryRow(`SELECT COUNT(*), SUM(packets) FROM `+table).Scan(&rows, &packets); err != nil {
 				t.Fatal(err)

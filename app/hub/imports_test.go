@@ -49,7 +49,8 @@ var importRules = []struct {
 	{"collectors/flows/replay/cmd/flowreplay", []string{"collectors/flows/replay"}},
 	{"collectors/flows/replay", nil},
 	{"store/record", nil},
-	{"store/queue", []string{"store/record"}},
+	{"store/queue", []string{"store/flowagg", "store/record"}},
+	{"store/flowagg", []string{"store/record"}},
 	{"app/api", []string{"agentmode/wire", "app/fleet", "app/audit", "app/auth", "app/auth/oidc", "app/history", "app/httpguard", "app/logging", "app/version", "capture", "capture/proc", "capture/record", "capture/source", "collectors/geo", "store", "ui"}},
 	{"app/auth/oidc", nil},
 	{"app/auth", []string{"app/audit", "store"}},
@@ -57,7 +58,7 @@ var importRules = []struct {
 	{"store/vault", nil},
 	{"store/migrations", nil},
 	{"store/storetest", []string{"store"}},
-	{"store", []string{"store/migrations", "store/record"}},
+	{"store", []string{"store/flowagg", "store/migrations", "store/record"}},
 	{"ui", nil},
 }
 

@@ -5,7 +5,7 @@
 // same interface.)
 //
 // Flows are routed by exporter to one writer each, which sums them into
-// that exporter's open minutes in memory (store.FlowAggregator) and writes
+// that exporter's open minutes in memory (flowagg.Aggregator) and writes
 // each minute once when it closes; a background loop rolls closed hours
 // up (store.DB.BuildFlowHours). See the store package comment.
 //
@@ -26,7 +26,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"netmon/store"
+	"netmon/store/flowagg"
 	"netmon/store/record"
 )
 
@@ -34,7 +34,7 @@ import (
 type Writer interface {
 	// WriteFlowMinutes stores closed minutes in one transaction (all or
 	// nothing, so a failed call is retried whole).
-	WriteFlowMinutes(ctx context.Context, ms []store.FlowMinute) error
+	WriteFlowMinutes(ctx context.Context, ms []flowagg.Minute) error
 	// BuildFlowHours rolls the hours ended by before into hourly rows.
 	BuildFlowHours(ctx context.Context, before int64, hourRows int) (int, error)
 	WriteSyslog(ctx context.Context, es []record.SyslogEvent) (int, error)
@@ -70,7 +70,7 @@ type Config struct {
 	RetryDelay time.Duration
 	// Flows bounds the in-memory minutes: detail rows per exporter
 	// minute, 5-tuples held over all writers, grace for late records.
-	Flows store.FlowAggregateConfig
+	Flows flowagg.Config
 	// HourRows is how many 5-tuples of an exporter's hour flow_hours keeps
 	// in detail (the rest in its other rows).
 	HourRows int
@@ -94,7 +94,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Capacity: 65536, FlowRecords: 4 << 20, SyslogRecords: 1 << 20, TelemetryRecords: 32768,
 		Workers: 4, BatchMax: 1 << 20, FlushEvery: time.Second, Retries: 3, RetryDelay: 2 * time.Second,
-		Flows: store.DefaultFlowAggregateConfig(), HourRows: 2000, HourDelay: 2 * time.Minute, HourEvery: 30 * time.Second}
+		Flows: flowagg.DefaultConfig(), HourRows: 2000, HourDelay: 2 * time.Minute, HourEvery: 30 * time.Second}
 }
 
 // Kinds of record, indexes of Channel.pending.
@@ -146,7 +146,9 @@ type Channel struct {
 	// aggKeys and aggRecords are the 5-tuples and flow records held in
 	// open minutes over all writers (keys bounded by cfg.Flows.MaxKeys).
 	aggKeys, aggRecords atomic.Int64
-	aggs                []*store.FlowAggregator
+	aggs                []*flowagg.Aggregator
+	flushReq            []chan chan struct{} // per writer: close every open minute now
+	workersDone         chan struct{}        // closed once Stop's writers returned
 	hoursDone           chan struct{}
 	hoursStop           chan struct{}
 
@@ -198,8 +200,10 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 	q.inbox = make([]flowInbox, cfg.Workers)
 	for i := range q.inbox {
 		q.inbox[i].wake = make(chan struct{}, 1)
-		q.aggs = append(q.aggs, store.NewFlowAggregator(cfg.Flows, &q.aggKeys, &q.aggRecords))
+		q.aggs = append(q.aggs, flowagg.New(cfg.Flows, &q.aggKeys, &q.aggRecords))
+		q.flushReq = append(q.flushReq, make(chan chan struct{}))
 	}
+	q.workersDone = make(chan struct{})
 	q.minutes = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "netmon_flow_minutes_written_total", Help: "Exporter minutes of flows written (each once, when it closes; a late flow's minute again).",
 	})
@@ -208,7 +212,7 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 	})
 	maxKeys := cfg.Flows.MaxKeys
 	if maxKeys <= 0 {
-		maxKeys = store.DefaultFlowAggregateConfig().MaxKeys
+		maxKeys = flowagg.DefaultConfig().MaxKeys
 	}
 	aggGauges := []prometheus.Collector{
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -219,7 +223,7 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 		}, func() float64 { return float64(maxKeys) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "netmon_flow_aggregation_bytes", Help: "Memory held by open exporter minutes, estimated from the keys held.",
-		}, func() float64 { return float64(q.aggKeys.Load() * store.AggregationKeyBytes) }),
+		}, func() float64 { return float64(q.aggKeys.Load() * flowagg.KeyBytes) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "netmon_flow_aggregation_records", Help: "Flow records summed into open minutes, not yet written (written when their minute closes).",
 		}, func() float64 { return float64(q.aggRecords.Load()) }),
@@ -404,11 +408,28 @@ func (q *Channel) Stop() error {
 	close(q.ch)
 	q.mu.Unlock()
 	q.wg.Wait()
+	close(q.workersDone)
 	if q.hoursStop != nil {
 		close(q.hoursStop)
 		<-q.hoursDone
 	}
 	return nil
+}
+
+// Flush writes every open minute now, whatever its deadline, and returns
+// once they are committed (or dropped): for tests and benchmarks that
+// read what was sent without waiting for minutes to close. A later record
+// of a flushed minute opens it again (appended, as a late flow's).
+func (q *Channel) Flush() {
+	for _, req := range q.flushReq {
+		done := make(chan struct{})
+		select {
+		case req <- done:
+			<-done
+		case <-q.workersDone:
+			return
+		}
+	}
 }
 
 // hours rolls closed hours up every HourEvery: a failure is counted and
@@ -491,6 +512,10 @@ func (q *Channel) worker(id int) {
 			if len(syslog)+len(telemetry) >= q.cfg.BatchMax {
 				flush()
 			}
+		case done := <-q.flushReq[id]:
+			takeFlows()
+			q.writeMinutes(agg.Due(time.Now(), true))
+			close(done)
 		case <-timer.C:
 			q.writeMinutes(agg.Due(time.Now(), false))
 			flush()
@@ -502,7 +527,7 @@ func (q *Channel) worker(id int) {
 // writeMinutes writes closed minutes with retries (one transaction, all or
 // nothing); their records are counted written, or dropped (store_error)
 // after the last retry.
-func (q *Channel) writeMinutes(ms []store.FlowMinute) {
+func (q *Channel) writeMinutes(ms []flowagg.Minute) {
 	if len(ms) == 0 {
 		return
 	}

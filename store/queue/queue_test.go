@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"netmon/store"
+	"netmon/store/flowagg"
 	"netmon/store/record"
 	"netmon/store/storetest"
 )
@@ -22,7 +23,7 @@ type slowWriter struct {
 	delay time.Duration
 }
 
-func (w slowWriter) WriteFlowMinutes(ctx context.Context, ms []store.FlowMinute) error {
+func (w slowWriter) WriteFlowMinutes(ctx context.Context, ms []flowagg.Minute) error {
 	time.Sleep(w.delay)
 	return w.DB.WriteFlowMinutes(ctx, ms)
 }
@@ -159,7 +160,7 @@ type recordingWriter struct {
 	calls []map[netip.Addr]int
 }
 
-func (w *recordingWriter) WriteFlowMinutes(ctx context.Context, ms []store.FlowMinute) error {
+func (w *recordingWriter) WriteFlowMinutes(ctx context.Context, ms []flowagg.Minute) error {
 	seen := map[netip.Addr]int{}
 	for _, m := range ms {
 		seen[m.Exporter] += int(m.Records)

@@ -1,4 +1,17 @@
-package store
+// Package flowagg sums flow records into exporter minutes in memory, the
+// first half of the flow store's write path (issue 16): each exporter's
+// minute is summed here and handed back once, when it closes, as a bounded
+// set of rows for the store to append in one transaction. It sits between
+// the ingest queue (store/queue, which owns one Aggregator per writer) and
+// the store (store.DB.WriteFlowMinutes); it imports only store/record.
+//
+// Bounds: a closed minute keeps Config.MinuteRows 5-tuples in detail (the
+// most octets) and sums the rest into one "other" row per protocol, so
+// every total stays exact; the 5-tuples held in memory over all open
+// minutes are bounded by Config.MaxKeys, beyond which new 5-tuples go
+// straight to their minute's other row (a scan sheds detail, not memory
+// and not flows).
+package flowagg
 
 import (
 	"bytes"
@@ -10,40 +23,15 @@ import (
 	"netmon/store/record"
 )
 
-// FlowAggregateConfig bounds the in-memory aggregation of flow records into
-// exporter minutes (see the package comment "Flow store").
-type FlowAggregateConfig struct {
-	// MinuteRows is how many 5-tuples of one exporter's minute are written
-	// in detail (the most octets first); the rest is summed into one
-	// "other" row per protocol, so totals stay exact.
-	MinuteRows int
-	// MaxKeys bounds the distinct 5-tuples held in memory over every open
-	// minute of every aggregator sharing the counter: a record whose
-	// 5-tuple is new once the bound is reached is summed into its minute's
-	// "other" row instead (a scan sheds detail, not memory or flows).
-	MaxKeys int64
-	// Grace is how long a minute stays open after it ends, for records
-	// exported late; a minute opened after that (a late flow, a replay of
-	// old exports) closes Grace after it opened and is added to what is
-	// stored, never lost.
-	Grace time.Duration
-}
-
-// DefaultFlowAggregateConfig: 1 000 detail rows per exporter minute, 2^21
-// keys held (about 256 MB at the worst), 5 s of grace.
-func DefaultFlowAggregateConfig() FlowAggregateConfig {
-	return FlowAggregateConfig{MinuteRows: 1000, MaxKeys: 1 << 21, Grace: 5 * time.Second}
-}
-
-// AggregationKeyBytes is the memory one held 5-tuple costs, an estimate
+// KeyBytes is the memory one held 5-tuple costs, an estimate
 // (map slot, its share of empty slots, sums) behind
 // netmon_flow_aggregation_bytes.
-const AggregationKeyBytes = 128
+const KeyBytes = 128
 
-// FlowSum is one stored row of a minute or an hour: a 5-tuple's sums, or,
+// Sum is one stored row of a minute or an hour: a 5-tuple's sums, or,
 // with Other set, the remainder of one protocol whose detail was cut
 // (addresses invalid, ports zero).
-type FlowSum struct {
+type Sum struct {
 	Src, Dst         netip.Addr
 	SrcPort, DstPort uint16
 	Proto            uint8
@@ -53,15 +41,15 @@ type FlowSum struct {
 	First, Last      int64  // earliest and latest record time
 }
 
-// FlowMinute is one exporter's closed minute, ready to be written once.
-type FlowMinute struct {
+// Minute is one exporter's closed minute, ready to be written once.
+type Minute struct {
 	Exporter netip.Addr
 	TS       int64 // the minute's start, Unix seconds
 	// Records is how many flow records it sums (what the ingest queue
 	// counts written once it commits).
 	Records int64
 	// Rows: the detail rows sorted by 5-tuple, then the other rows.
-	Rows []FlowSum
+	Rows []Sum
 }
 
 // tupleKey is a 5-tuple in a fixed 37 bytes with no pointer, so the maps
@@ -116,12 +104,12 @@ type bucket struct {
 	records  int64
 }
 
-// FlowAggregator sums flow records into open exporter minutes and hands
+// Aggregator sums flow records into open exporter minutes and hands
 // back the minutes that closed. It is not safe for concurrent use: the
 // ingest queue gives each writer its own, and routes each exporter to one
 // writer, so a minute is summed in one place.
-type FlowAggregator struct {
-	cfg     FlowAggregateConfig
+type Aggregator struct {
+	cfg     Config
 	keys    *atomic.Int64 // held over all aggregators sharing it
 	records *atomic.Int64 // records held in open minutes, likewise
 	folded  atomic.Int64  // records summed into "other" for want of keys
@@ -130,11 +118,11 @@ type FlowAggregator struct {
 	hint    map[netip.Addr]int // an exporter's last minute size, to presize
 }
 
-// NewFlowAggregator returns an aggregator counting its held keys and
+// New returns an aggregator counting its held keys and
 // records into keys and records (shared between aggregators so the bound
 // is global; nil for private counters).
-func NewFlowAggregator(cfg FlowAggregateConfig, keys, records *atomic.Int64) *FlowAggregator {
-	d := DefaultFlowAggregateConfig()
+func New(cfg Config, keys, records *atomic.Int64) *Aggregator {
+	d := DefaultConfig()
 	if cfg.MinuteRows <= 0 {
 		cfg.MinuteRows = d.MinuteRows
 	}
@@ -150,15 +138,15 @@ func NewFlowAggregator(cfg FlowAggregateConfig, keys, records *atomic.Int64) *Fl
 	if records == nil {
 		records = new(atomic.Int64)
 	}
-	return &FlowAggregator{cfg: cfg, keys: keys, records: records, open: map[minuteID]*bucket{}, hint: map[netip.Addr]int{}}
+	return &Aggregator{cfg: cfg, keys: keys, records: records, open: map[minuteID]*bucket{}, hint: map[netip.Addr]int{}}
 }
 
 // Folded returns how many records were summed into "other" rows because
 // the key bound was reached (not counting those cut by MinuteRows).
-func (a *FlowAggregator) Folded() int64 { return a.folded.Load() }
+func (a *Aggregator) Folded() int64 { return a.folded.Load() }
 
 // Add sums fs into their minutes; now decides when a new minute closes.
-func (a *FlowAggregator) Add(fs []record.Flow, now time.Time) {
+func (a *Aggregator) Add(fs []record.Flow, now time.Time) {
 	unix := now.Unix()
 	grace := int64(a.cfg.Grace / time.Second)
 	b := a.last
@@ -173,8 +161,10 @@ func (a *FlowAggregator) Add(fs []record.Flow, now time.Time) {
 			b = a.open[id]
 			if b == nil {
 				// A current minute closes Grace after its end; a late one
-				// (its end long past) Grace after it opened.
-				b = &bucket{id: id, deadline: max(ts+60, unix) + grace,
+				// (its end long past) Grace after it opened; one in the
+				// future (an exporter's clock ahead) a minute after it
+				// opened at the latest.
+				b = &bucket{id: id, deadline: min(max(ts+60, unix), unix+60) + grace,
 					index: make(map[tupleKey]uint32, a.hint[f.Exporter])}
 				a.open[id] = b
 			}
@@ -201,9 +191,9 @@ func (a *FlowAggregator) Add(fs []record.Flow, now time.Time) {
 
 // Due removes and returns the minutes closed at now (all of them when all
 // is set, at shutdown), oldest first.
-func (a *FlowAggregator) Due(now time.Time, all bool) []FlowMinute {
+func (a *Aggregator) Due(now time.Time, all bool) []Minute {
 	unix := now.Unix()
-	var out []FlowMinute
+	var out []Minute
 	for id, b := range a.open {
 		if !all && b.deadline > unix {
 			continue
@@ -214,7 +204,7 @@ func (a *FlowAggregator) Due(now time.Time, all bool) []FlowMinute {
 		}
 		out = append(out, a.close(b))
 	}
-	slices.SortFunc(out, func(x, y FlowMinute) int {
+	slices.SortFunc(out, func(x, y Minute) int {
 		if x.TS != y.TS {
 			return int(x.TS - y.TS)
 		}
@@ -224,12 +214,12 @@ func (a *FlowAggregator) Due(now time.Time, all bool) []FlowMinute {
 }
 
 // Open returns how many minutes are open.
-func (a *FlowAggregator) Open() int { return len(a.open) }
+func (a *Aggregator) Open() int { return len(a.open) }
 
 // close turns a bucket into its rows: the MinuteRows 5-tuples with the
 // most octets in detail (chosen with a min-heap, so no copy of a million
 // keys), the rest into the protocol's other row.
-func (a *FlowAggregator) close(b *bucket) FlowMinute {
+func (a *Aggregator) close(b *bucket) Minute {
 	n := len(b.index)
 	a.keys.Add(-int64(n))
 	a.records.Add(-b.records)
@@ -294,26 +284,26 @@ func (a *FlowAggregator) close(b *bucket) FlowMinute {
 		}
 		return int(x.k.proto) - int(y.k.proto)
 	})
-	m := FlowMinute{Exporter: b.id.exporter, TS: b.id.ts, Records: b.records, Rows: make([]FlowSum, 0, len(top)+2)}
+	m := Minute{Exporter: b.id.exporter, TS: b.id.ts, Records: b.records, Rows: make([]Sum, 0, len(top)+2)}
 	for _, e := range top {
 		s := &b.sums[e.i]
-		m.Rows = append(m.Rows, FlowSum{Src: netip.AddrFrom16(e.k.src).Unmap(), Dst: netip.AddrFrom16(e.k.dst).Unmap(),
+		m.Rows = append(m.Rows, Sum{Src: netip.AddrFrom16(e.k.src).Unmap(), Dst: netip.AddrFrom16(e.k.dst).Unmap(),
 			SrcPort: e.k.srcPort, DstPort: e.k.dstPort, Proto: e.k.proto,
 			Packets: s.packets, Octets: s.octets, Flows: s.flows, First: s.first, Last: s.last})
 	}
 	for p := range b.other {
 		s := &b.other[p]
 		if s.flows > 0 {
-			m.Rows = append(m.Rows, FlowSum{Proto: uint8(p), Other: true, Packets: s.packets, Octets: s.octets, Flows: s.flows, First: s.first, Last: s.last})
+			m.Rows = append(m.Rows, Sum{Proto: uint8(p), Other: true, Packets: s.packets, Octets: s.octets, Flows: s.flows, First: s.first, Last: s.last})
 		}
 	}
 	return m
 }
 
-// AggregateFlows sums records into closed minutes at once, with cfg's
+// Sums sums records into closed minutes at once, with cfg's
 // budget: the direct path of WriteFlows (tests, imports).
-func AggregateFlows(cfg FlowAggregateConfig, batches ...[]record.Flow) []FlowMinute {
-	a := NewFlowAggregator(cfg, nil, nil)
+func Sums(cfg Config, batches ...[]record.Flow) []Minute {
+	a := New(cfg, nil, nil)
 	now := time.Now()
 	for _, fs := range batches {
 		a.Add(fs, now)

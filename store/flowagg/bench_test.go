@@ -1,4 +1,4 @@
-package store
+package flowagg
 
 import (
 	"fmt"
@@ -24,7 +24,7 @@ func BenchmarkAggregateFlows(b *testing.B) {
 			b.ReportAllocs()
 			records := 0
 			for b.Loop() {
-				a := NewFlowAggregator(DefaultFlowAggregateConfig(), nil, nil)
+				a := New(DefaultConfig(), nil, nil)
 				for range 10 * max(1, distinct/len(fs)) {
 					for i := range fs {
 						k := next % distinct
