@@ -22,10 +22,12 @@ type FlowRow struct {
 	Flows    int64  `json:"flows"`
 	First    int64  `json:"first_seen"`
 	LastSeen int64  `json:"-"`
-	// Truncated marks the last row of a response whose window held more
-	// 5-tuples than the store keeps in detail: it carries the remainder's
-	// sums (src and dst empty), so the rows add up to the window's totals.
-	Truncated bool `json:"truncated,omitempty" jsonschema:"description=set on the one row that sums the flows whose detail was cut (src and dst empty): the rows then add up to the window's totals"`
+	// Truncated marks the last row of an answer that does not list all of
+	// its window (more groups than the limit, or 5-tuples whose detail the
+	// store did not keep): it carries the rest's sums (src and dst empty;
+	// first and last seen are the window's), so the rows always add up to
+	// the window's exact totals.
+	Truncated bool `json:"truncated,omitempty" jsonschema:"description=set on the last row when the rows above do not cover the window (the limit, or detail the store did not keep): it sums the rest (src and dst empty), so the rows add up to the window's totals"`
 }
 
 // Conversation is a group of flows (spec 4.10 conversations).
@@ -41,7 +43,7 @@ type Conversation struct {
 	First    int64  `json:"first_seen"`
 	LastSeen int64  `json:"last_seen"`
 	// Truncated: as FlowRow.Truncated.
-	Truncated bool `json:"truncated,omitempty" jsonschema:"description=set on the one row that sums the flows whose detail was cut (src and dst empty): the rows then add up to the window's totals"`
+	Truncated bool `json:"truncated,omitempty" jsonschema:"description=set on the last row when the rows above do not cover the window (the limit, or detail the store did not keep): it sums the rest (src and dst empty), so the rows add up to the window's totals"`
 }
 
 // siteClause limits exporters to a site's devices: an exporter with no
@@ -58,11 +60,13 @@ type flowQuerier interface {
 	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
 }
 
-// remainder sums the other rows of src (a FROM expression whose rows are
-// the flow columns) matching where (args): nil when there are none.
-func remainder(ctx context.Context, db flowQuerier, src, where string, args ...any) (*Conversation, error) {
+// remainder returns what the rows of an answer leave out of their
+// window's totals (the sums of every row of src matching where, other
+// rows included, less what listed holds): nil when nothing. Its first and
+// last times are the window's.
+func remainder(ctx context.Context, db flowQuerier, src, where string, listed Conversation, args ...any) (*Conversation, error) {
 	rows, err := db.QueryContext(ctx, `SELECT COALESCE(SUM(packets), 0), COALESCE(SUM(octets), 0), COALESCE(SUM(flows), 0), COALESCE(MIN(first_seen), 0), COALESCE(MAX(last_seen), 0)
-		FROM `+src+` WHERE src = ''`+where, args...)
+		FROM `+src+` WHERE 1 = 1`+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -73,8 +77,14 @@ func remainder(ctx context.Context, db flowQuerier, src, where string, args ...a
 			return nil, err
 		}
 	}
-	if err := rows.Err(); err != nil || c.Flows == 0 {
+	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	c.Packets -= listed.Packets
+	c.Octets -= listed.Octets
+	c.Flows -= listed.Flows
+	if c.Flows <= 0 {
+		return nil, nil
 	}
 	c.Truncated = true
 	return &c, nil
@@ -99,7 +109,13 @@ func (db *DB) TopFlows(ctx context.Context, from int64, limit int, site string) 
 	if site != "" {
 		rargs = append(rargs, site)
 	}
-	rest, err := remainder(ctx, db.reader, "flow_minutes", ` AND ts >= $1`+siteClause(site, 2), rargs...)
+	var listed Conversation
+	for _, r := range out {
+		listed.Packets += r.Packets
+		listed.Octets += r.Octets
+		listed.Flows += r.Flows
+	}
+	rest, err := remainder(ctx, db.reader, "flow_minutes", ` AND ts >= $1`+siteClause(site, 2), listed, rargs...)
 	if err != nil {
 		return nil, fmt.Errorf("query flows: %w", err)
 	}
@@ -196,7 +212,13 @@ func (db *DB) conversations(ctx context.Context, qr flowQuerier, src, where stri
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("conversations: %w", err)
 	}
-	rest, err := remainder(ctx, qr, src, where, args...)
+	var listed Conversation
+	for _, c := range out {
+		listed.Packets += c.Packets
+		listed.Octets += c.Octets
+		listed.Flows += c.Flows
+	}
+	rest, err := remainder(ctx, qr, src, where, listed, args...)
 	if err != nil {
 		return nil, fmt.Errorf("conversations: %w", err)
 	}

@@ -73,7 +73,8 @@ func (s *Server) conversations(c *gin.Context, in *conversationsIn) ([]store.Con
 
 // mergePairs adds the two directions of each address pair together; the
 // pair is named in the direction that carried more octets. The store's
-// remainder row (Truncated) stays last, after the limit.
+// remainder row (Truncated) stays last, grown by the pairs the limit cuts,
+// so the rows still add up to the window's totals.
 func mergePairs(directed []store.Conversation, sortBy string, limit int) []store.Conversation {
 	type key struct{ a, b string }
 	idx := map[key]int{}
@@ -120,6 +121,17 @@ func mergePairs(directed []store.Conversation, sortBy string, limit int) []store
 	}
 	sort.SliceStable(out, func(i, j int) bool { return val(out[i]) > val(out[j]) })
 	if len(out) > limit {
+		if len(rest) == 0 {
+			rest = []store.Conversation{{Truncated: true, First: out[limit].First, LastSeen: out[limit].LastSeen}}
+		}
+		r := &rest[0]
+		for _, c := range out[limit:] {
+			r.Packets += c.Packets
+			r.Octets += c.Octets
+			r.Flows += c.Flows
+			r.First = min(r.First, c.First)
+			r.LastSeen = max(r.LastSeen, c.LastSeen)
+		}
 		out = out[:limit]
 	}
 	out = append(out, rest...)

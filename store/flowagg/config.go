@@ -27,4 +27,3 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{MinuteRows: 1000, MaxKeys: 1 << 21, Grace: 5 * time.Second}
 }
-

@@ -1198,7 +1198,7 @@ export interface components {
             flows: number;
             first_seen: number;
             last_seen: number;
-            /** @description set on the one row that sums the flows whose detail was cut (src and dst empty): the rows then add up to the window's totals */
+            /** @description set on the last row when the rows above do not cover the window (the limit, or detail the store did not keep): it sums the rest (src and dst empty), so the rows add up to the window's totals */
             truncated?: boolean;
         };
         StoreEvent: {
@@ -1221,7 +1221,7 @@ export interface components {
             octets: number;
             flows: number;
             first_seen: number;
-            /** @description set on the one row that sums the flows whose detail was cut (src and dst empty): the rows then add up to the window's totals */
+            /** @description set on the last row when the rows above do not cover the window (the limit, or detail the store did not keep): it sums the rest (src and dst empty), so the rows add up to the window's totals */
             truncated?: boolean;
         };
         StoreSyslogRow: {
