@@ -173,7 +173,7 @@ func TestHighCardinalityFlows(t *testing.T) {
 				for _, by := range []string{"5tuple", "pair"} {
 					var rows []struct {
 						Packets, Octets, Flows int64
-						Truncated          bool
+						Truncated              bool
 					}
 					c.call("GET", "/api/v1/flows/conversations?window="+w+"&by="+by+"&limit=100", nil).must(t, 200).decode(t, &rows)
 					var got replay.Totals

@@ -113,8 +113,8 @@ func TestDeadlines(t *testing.T) {
 	a.Add([]record.Flow{
 		flow(now.Unix(), exp1, 1, 6, 1),
 		flow(now.Unix(), exp2, 1, 6, 1),
-		flow(minute-3600, exp1, 2, 6, 1),      // an hour late
-		flow(minute+7200, exp1, 3, 6, 1),      // two hours ahead
+		flow(minute-3600, exp1, 2, 6, 1),     // an hour late
+		flow(minute+7200, exp1, 3, 6, 1),     // two hours ahead
 		flow(minute-3600+59, exp1, 4, 17, 1), // the same late minute
 	}, now)
 	cases := []struct {
