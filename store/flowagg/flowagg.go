@@ -175,8 +175,7 @@ func (a *Aggregator) Add(fs []record.Flow, now time.Time) {
 			b.sums[i].add(f)
 			continue
 		}
-		if a.keys.Add(1) > a.cfg.MaxKeys {
-			a.keys.Add(-1)
+		if !a.takeKey() {
 			a.folded.Add(1)
 			b.other[f.Proto].add(f)
 			continue
@@ -187,6 +186,20 @@ func (a *Aggregator) Add(fs []record.Flow, now time.Time) {
 	}
 	a.last = b
 	a.records.Add(int64(len(fs)))
+}
+
+// takeKey counts one more key held, unless the bound is reached (shared
+// with the other aggregators, so never past it even for a moment).
+func (a *Aggregator) takeKey() bool {
+	for {
+		n := a.keys.Load()
+		if n >= a.cfg.MaxKeys {
+			return false
+		}
+		if a.keys.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }
 
 // Due removes and returns the minutes closed at now (all of them when all
