@@ -108,7 +108,7 @@ type minuteID struct {
 // bucket is one open exporter minute.
 type bucket struct {
 	id       minuteID
-	deadline int64 // Unix seconds after which it closes
+	deadline int64               // Unix seconds after which it closes
 	index4   map[key4]uint32     // IPv4 5-tuples -> sums
 	index    map[tupleKey]uint32 // the others (IPv6, mixed)
 	sums     []tupleSums
