@@ -124,7 +124,7 @@ func TestCrashHelper(t *testing.T) {
 			n := next.Add(1)
 			exp := netip.AddrFrom4([4]byte{192, byte(n >> 16), byte(n >> 8), byte(n)})
 			ms := flowagg.Sums(flowagg.DefaultConfig(), crashMinute(exp))
-			if err := db.WriteFlowMinutes(ctx, ms); err != nil {
+			if _, err := db.WriteFlowMinutes(ctx, ms); err != nil {
 				t.Errorf("WriteFlowMinutes: %v", err)
 				return
 			}

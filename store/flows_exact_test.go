@@ -46,7 +46,7 @@ func TestFlowTotalsExact(t *testing.T) {
 		cur := record.Flow{TS: now - 30, Exporter: exps[0], Src: addr("10.9.9.9"), Dst: addr("203.0.113.9"), SrcPort: 1, DstPort: 80, Proto: 6, Packets: 1, Octets: 5}
 		fs = append(fs, cur)
 		truth[cur.TS-cur.TS%3600] += 5
-		if err := db.WriteFlowMinutes(ctx, flowagg.Sums(flowagg.Config{MinuteRows: 3}, fs)); err != nil {
+		if _, err := db.WriteFlowMinutes(ctx, flowagg.Sums(flowagg.Config{MinuteRows: 3}, fs)); err != nil {
 			t.Fatal(err)
 		}
 		if n, err := db.BuildFlowHours(ctx, hour+2*3600, 4); err != nil || n != 2 {
@@ -54,7 +54,7 @@ func TestFlowTotalsExact(t *testing.T) {
 		}
 		// A late flow for the first hour, already rolled up.
 		late := record.Flow{TS: hour + 100, Exporter: exps[1], Src: addr("10.8.8.8"), Dst: addr("203.0.113.9"), SrcPort: 2, DstPort: 22, Proto: 6, Packets: 3, Octets: 100000}
-		if err := db.WriteFlowMinutes(ctx, flowagg.Sums(flowagg.Config{MinuteRows: 3}, []record.Flow{late})); err != nil {
+		if _, err := db.WriteFlowMinutes(ctx, flowagg.Sums(flowagg.Config{MinuteRows: 3}, []record.Flow{late})); err != nil {
 			t.Fatal(err)
 		}
 		truth[hour] += 100000

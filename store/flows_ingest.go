@@ -16,7 +16,7 @@ import (
 // returns the number of minute rows written.
 func (db *DB) WriteFlows(ctx context.Context, fs []record.Flow) (int, error) {
 	ms := flowagg.Sums(flowagg.DefaultConfig(), fs)
-	if err := db.WriteFlowMinutes(ctx, ms); err != nil {
+	if _, err := db.WriteFlowMinutes(ctx, ms); err != nil {
 		return 0, err
 	}
 	n := 0
@@ -59,21 +59,41 @@ func insertFlowSQL(d Dialect, table string, rows int) string {
 // order a minute's write against the build of its hour (issue 16).
 const hourLockClass = 16
 
-// WriteFlowMinutes appends closed exporter minutes, all in one
-// transaction: a minute is stored whole or not at all, so the caller may
-// retry the call. A minute whose hour was already built into flow_hours
-// (a late flow) is appended there too, in the same transaction; otherwise
-// its hour is marked to be built (BuildFlowHours).
-func (db *DB) WriteFlowMinutes(ctx context.Context, ms []flowagg.Minute) error {
-	if len(ms) == 0 {
-		return nil
+// flowTxRows is about how many rows one flow transaction writes before
+// the next minute starts a new one (a few milliseconds of work): on SQLite
+// a person's write waits at most that long behind it (see lane.go).
+const flowTxRows = 4096
+
+// WriteFlowMinutes appends closed exporter minutes. Each minute is written
+// whole in one transaction (minutes are grouped up to about flowTxRows
+// rows a transaction, the lane handed over between them); it returns how
+// many of ms are committed, also on error, so that a retry writes only the
+// rest. A minute whose hour was already built into flow_hours (a late
+// flow) is appended there too, in the same transaction; otherwise its
+// hour is marked to be built (BuildFlowHours).
+func (db *DB) WriteFlowMinutes(ctx context.Context, ms []flowagg.Minute) (int, error) {
+	done := 0
+	for done < len(ms) {
+		end, rows := done, 0
+		for end < len(ms) && (end == done || rows+len(ms[end].Rows) <= flowTxRows) {
+			rows += len(ms[end].Rows)
+			end++
+		}
+		if err := db.writeMinutes(ctx, ms[done:end]); err != nil {
+			return done, fmt.Errorf("write flows: %w", err)
+		}
+		done = end
 	}
+	return done, nil
+}
+
+func (db *DB) writeMinutes(ctx context.Context, ms []flowagg.Minute) error {
 	release, err := db.take(ctx, false)
 	if err != nil {
-		return fmt.Errorf("write flows: %w", err)
+		return err
 	}
 	defer release()
-	err = db.withTx(ctx, func(tx *sql.Tx) error {
+	return db.withTx(ctx, func(tx *sql.Tx) error {
 		w := &flowWriter{ctx: ctx, tx: tx, d: db.dialect, full: map[string]*sql.Stmt{}}
 		defer w.close()
 		built := map[int64]bool{}
@@ -99,10 +119,6 @@ func (db *DB) WriteFlowMinutes(ctx context.Context, ms []flowagg.Minute) error {
 		}
 		return w.flushAll()
 	})
-	if err != nil {
-		return fmt.Errorf("write flows: %w", err)
-	}
-	return nil
 }
 
 // flowWriter batches rows into chunked INSERTs within one transaction.

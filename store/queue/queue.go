@@ -32,9 +32,10 @@ import (
 
 // Writer is where batches go; *store.DB implements it.
 type Writer interface {
-	// WriteFlowMinutes stores closed minutes in one transaction (all or
-	// nothing, so a failed call is retried whole).
-	WriteFlowMinutes(ctx context.Context, ms []flowagg.Minute) error
+	// WriteFlowMinutes stores closed minutes, each whole or not at all,
+	// and returns how many are committed, also on error: a retry writes
+	// only the rest.
+	WriteFlowMinutes(ctx context.Context, ms []flowagg.Minute) (int, error)
 	// BuildFlowHours rolls the hours ended by before into hourly rows.
 	BuildFlowHours(ctx context.Context, before int64, hourRows int) (int, error)
 	WriteSyslog(ctx context.Context, es []record.SyslogEvent) (int, error)
@@ -524,31 +525,39 @@ func (q *Channel) worker(id int) {
 	}
 }
 
-// writeMinutes writes closed minutes with retries (one transaction, all or
-// nothing); their records are counted written, or dropped (store_error)
-// after the last retry.
+// writeMinutes writes closed minutes with retries of what is not committed
+// yet; their records are counted written as their minutes commit, or
+// dropped (store_error) after the last retry.
 func (q *Channel) writeMinutes(ms []flowagg.Minute) {
 	if len(ms) == 0 {
 		return
 	}
-	var n int64
-	for _, m := range ms {
-		n += m.Records
+	records := func(ms []flowagg.Minute) (n int64) {
+		for _, m := range ms {
+			n += m.Records
+		}
+		return n
 	}
 	var err error
-	for attempt := 0; attempt <= q.cfg.Retries; attempt++ {
+	for attempt := 0; attempt <= q.cfg.Retries && len(ms) > 0; attempt++ {
 		if attempt > 0 {
 			time.Sleep(q.cfg.RetryDelay)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err = q.w.WriteFlowMinutes(ctx, ms)
+		var done int
+		done, err = q.w.WriteFlowMinutes(ctx, ms)
 		cancel()
+		q.records.WithLabelValues(kindNames[kindFlow], "written").Add(float64(records(ms[:done])))
+		q.minutes.Add(float64(done))
+		ms = ms[done:]
 		if err == nil {
-			q.records.WithLabelValues(kindNames[kindFlow], "written").Add(float64(n))
-			q.minutes.Add(float64(len(ms)))
 			return
 		}
 	}
+	if len(ms) == 0 {
+		return
+	}
+	n := records(ms)
 	q.log.Error("flow minutes dropped", "minutes", len(ms), "records", n, "error", err)
 	q.drop(kindNames[kindFlow], "store_error", int(n))
 }

@@ -23,7 +23,7 @@ type slowWriter struct {
 	delay time.Duration
 }
 
-func (w slowWriter) WriteFlowMinutes(ctx context.Context, ms []flowagg.Minute) error {
+func (w slowWriter) WriteFlowMinutes(ctx context.Context, ms []flowagg.Minute) (int, error) {
 	time.Sleep(w.delay)
 	return w.DB.WriteFlowMinutes(ctx, ms)
 }
@@ -160,7 +160,7 @@ type recordingWriter struct {
 	calls []map[netip.Addr]int
 }
 
-func (w *recordingWriter) WriteFlowMinutes(ctx context.Context, ms []flowagg.Minute) error {
+func (w *recordingWriter) WriteFlowMinutes(ctx context.Context, ms []flowagg.Minute) (int, error) {
 	seen := map[netip.Addr]int{}
 	for _, m := range ms {
 		seen[m.Exporter] += int(m.Records)
