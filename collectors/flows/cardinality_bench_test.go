@@ -83,14 +83,7 @@ func cardinalityExport(b *testing.B, n int) string {
 // conversations endpoints queried while it ingests; then it checks that
 // the database holds exactly the flows decoded.
 func BenchmarkCardinality(b *testing.B) {
-	dir := b.TempDir()
-	netmon := filepath.Join(dir, "netmon")
-	replayBin := filepath.Join(dir, "flowreplay")
-	for bin, pkg := range map[string]string{netmon: "netmon", replayBin: "netmon/collectors/flows/replay/cmd/flowreplay"} {
-		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-			b.Fatalf("build %s: %v\n%s", pkg, err, out)
-		}
-	}
+	netmon, replayBin := buildBinaries(b)
 	pcap := cardinalityExport(b, *cardinality)
 	ds, err := replay.Load(pcap)
 	if err != nil {
@@ -167,19 +160,12 @@ func runCardinality(b *testing.B, netmon, replayBin, pcap, dsn, dialect string, 
 	if qerr != nil {
 		b.Fatalf("API while ingesting: %v", qerr)
 	}
-	m := sentRE.FindSubmatch(out)
-	if m == nil {
-		b.Fatalf("flowreplay said:\n%s", out)
-	}
-	sent, _ := strconv.Atoi(string(m[1]))
-	var offered int64
-	for i := range sent {
-		offered += int64(per[i%len(per)])
-	}
+	offered := offeredFlows(b, out, per)
 	time.Sleep(200 * time.Millisecond) // the socket's backlog
 	decoded := metric(b, base+"/metrics", "netmon_flow_records_decoded_total")
 	dropped := metric(b, base+"/metrics", "netmon_ingest_dropped_total")
 	keys := metric(b, base+"/metrics", "netmon_flow_aggregation_keys ")
+	kernel := metric(b, base+"/metrics", "netmon_flow_kernel_drops_total")
 	rss := peakRSS(p.cmd.Process.Pid)
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	_ = p.cmd.Wait()
@@ -205,6 +191,7 @@ func runCardinality(b *testing.B, netmon, replayBin, pcap, dsn, dialect string, 
 	b.ReportMetric(float64(offered)/float64(seconds), "flows/s")
 	b.ReportMetric(100*(float64(offered)-decoded)/float64(offered), "loss%")
 	b.ReportMetric(dropped, "dropped")
+	b.ReportMetric(kernel, "kernel-drops")
 	b.ReportMetric(float64(decoded)-float64(stored), "unstored")
 	b.ReportMetric(catchup.Seconds(), "catchup-s")
 	b.ReportMetric(float64(cpu.Nanoseconds())/max(decoded, 1), "cpu-ns/flow")
@@ -249,4 +236,32 @@ func peakRSS(pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// buildBinaries builds the hub and flowreplay for the benchmarks that run
+// them as separate processes.
+func buildBinaries(b *testing.B) (netmon, flowreplay string) {
+	dir := b.TempDir()
+	netmon, flowreplay = filepath.Join(dir, "netmon"), filepath.Join(dir, "flowreplay")
+	for bin, pkg := range map[string]string{netmon: "netmon", flowreplay: "netmon/collectors/flows/replay/cmd/flowreplay"} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			b.Fatalf("build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	return netmon, flowreplay
+}
+
+// offeredFlows reads how many datagrams flowreplay said it sent and adds
+// up the flows they carried (per: flows of each recorded datagram).
+func offeredFlows(b *testing.B, out []byte, per []int) int64 {
+	m := sentRE.FindSubmatch(out)
+	if m == nil {
+		b.Fatalf("flowreplay said:\n%s", out)
+	}
+	sent, _ := strconv.Atoi(string(m[1]))
+	var offered int64
+	for i := range sent {
+		offered += int64(per[i%len(per)])
+	}
+	return offered
 }

@@ -40,14 +40,7 @@ func BenchmarkCompareCollectors(b *testing.B) {
 	if goflow2 == "" || nfacctd == "" {
 		b.Skip("needs goflow2 and nfacctd")
 	}
-	dir := b.TempDir()
-	netmon := filepath.Join(dir, "netmon")
-	replayBin := filepath.Join(dir, "flowreplay")
-	for bin, pkg := range map[string]string{netmon: "netmon", replayBin: "netmon/collectors/flows/replay/cmd/flowreplay"} {
-		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-			b.Fatalf("build %s: %v\n%s", pkg, err, out)
-		}
-	}
+	netmon, replayBin := buildBinaries(b)
 	lowCard, _ := filepath.Abs("../../testdata/flows/netflow/softflowd-v9.pcap")
 	streams := []struct {
 		name  string

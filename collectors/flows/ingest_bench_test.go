@@ -138,15 +138,7 @@ func runIngest(b *testing.B, bin, pcap string, ds []replay.Datagram, per []int, 
 	if err != nil {
 		b.Fatalf("flowreplay: %v\n%s", err, out)
 	}
-	m := sentRE.FindSubmatch(out)
-	if m == nil {
-		b.Fatalf("flowreplay said:\n%s", out)
-	}
-	sentDgrams, _ := strconv.Atoi(string(m[1]))
-	var offered int64
-	for i := range sentDgrams {
-		offered += int64(per[i%len(per)])
-	}
+	offered := offeredFlows(b, out, per)
 	time.Sleep(300 * time.Millisecond)
 	kernel := c.KernelDrops()
 	_ = c.Stop()
