@@ -62,7 +62,7 @@ const hourLockClass = 16
 // flowTxRows is about how many rows one flow transaction writes before
 // the next minute starts a new one (a few milliseconds of work): on SQLite
 // a person's write waits at most that long behind it (see lane.go).
-const flowTxRows = 4096
+const flowTxRows = 1024
 
 // WriteFlowMinutes appends closed exporter minutes. Each minute is written
 // whole in one transaction (minutes are grouped up to about flowTxRows
