@@ -46,7 +46,7 @@ func cursorClause(c *EventCursor, typ, keyExpr string, n int) (string, []any) {
 const flowKeyExpr = `(exporter || '|' || src || '|' || dst || '|' || src_port || '|' || dst_port || '|' || proto)`
 
 // FlowEvents returns netflow.flow events since since, after the cursor.
-// Other rows (src '') are no flow; a late flow's rows are summed with
+// Other rows (src ”) are no flow; a late flow's rows are summed with
 // their minute's, so each (minute, 5-tuple) is one event. Summing needs a
 // GROUP BY, which would read the whole window: the newest minutes that
 // can fill the page are found first through the ts index (a page of
