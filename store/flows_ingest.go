@@ -160,7 +160,10 @@ func (w *flowWriter) rows(table string, ts int64, m *flowagg.Minute) error {
 	if w.args == nil {
 		w.args = map[string][]any{}
 	}
-	exporter := m.Exporter.String()
+	exporter := "" // an overflow minute's: no exporter (flowagg.Aggregator.bucket)
+	if m.Exporter.IsValid() {
+		exporter = m.Exporter.String()
+	}
 	for i := range m.Rows {
 		r := &m.Rows[i]
 		src, dst := "", ""

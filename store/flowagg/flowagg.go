@@ -100,6 +100,22 @@ func (s *tupleSums) merge(o *tupleSums) {
 	s.flows += o.flows
 }
 
+type protoSums struct {
+	proto uint8
+	tupleSums
+}
+
+// otherOf returns the remainder of protocol p, added on first use.
+func (b *bucket) otherOf(p uint8) *tupleSums {
+	for i := range b.other {
+		if b.other[i].proto == p {
+			return &b.other[i].tupleSums
+		}
+	}
+	b.other = append(b.other, protoSums{proto: p})
+	return &b.other[len(b.other)-1].tupleSums
+}
+
 type minuteID struct {
 	exporter netip.Addr
 	ts       int64
@@ -112,7 +128,9 @@ type bucket struct {
 	index4   map[key4]uint32     // IPv4 5-tuples -> sums
 	index    map[tupleKey]uint32 // the others (IPv6, mixed)
 	sums     []tupleSums
-	other    [256]tupleSums // by protocol
+	other    []protoSums // the remainder, one per protocol seen (few)
+	keyed    bool        // holds a key of the bound for itself
+	overflow bool        // no exporter, no detail: see Aggregator.bucket
 	records  int64
 }
 
@@ -128,6 +146,8 @@ type Aggregator struct {
 	open    map[minuteID]*bucket
 	last    *bucket
 	hint    map[netip.Addr]int // an exporter's last minute size, to presize
+	// overflows counts the open overflow minutes.
+	overflows int
 }
 
 // New returns an aggregator counting its held keys and
@@ -169,19 +189,13 @@ func (a *Aggregator) Add(fs []record.Flow, now time.Time) {
 			ts -= 60
 		}
 		if b == nil || b.id.ts != ts || b.id.exporter != f.Exporter {
-			id := minuteID{f.Exporter, ts}
-			b = a.open[id]
-			if b == nil {
-				// A current minute closes Grace after its end; a late one
-				// (its end long past) Grace after it opened; one in the
-				// future (an exporter's clock ahead) a minute after it
-				// opened at the latest.
-				b = &bucket{id: id, deadline: min(max(ts+60, unix), unix+60) + grace,
-					index4: make(map[key4]uint32, a.hint[f.Exporter]), index: map[tupleKey]uint32{}}
-				a.open[id] = b
-			}
+			b = a.bucket(minuteID{f.Exporter, ts}, unix, grace)
 		}
 		b.records++
+		if b.overflow {
+			b.otherOf(f.Proto).add(f)
+			continue
+		}
 		var k4 key4
 		var k tupleKey
 		v4 := f.Src.Is4() && f.Dst.Is4()
@@ -202,7 +216,7 @@ func (a *Aggregator) Add(fs []record.Flow, now time.Time) {
 		}
 		if !a.takeKey() {
 			a.folded.Add(1)
-			b.other[f.Proto].add(f)
+			b.otherOf(f.Proto).add(f)
 			continue
 		}
 		if v4 {
@@ -215,6 +229,42 @@ func (a *Aggregator) Add(fs []record.Flow, now time.Time) {
 	}
 	a.last = b
 	a.records.Add(int64(len(fs)))
+}
+
+// maxOverflow bounds the open overflow minutes (see bucket).
+const maxOverflow = 4096
+
+// bucket returns the open minute of id, opening it if need be. A minute
+// costs a key of the bound like a 5-tuple: when none is left (a flood of
+// spoofed exporters), its records go to the minute's overflow bucket,
+// which has no exporter and keeps only per-protocol sums; past
+// maxOverflow such minutes, to the overflow of the current minute. Memory
+// stays bounded and every record is still counted, in some minute.
+func (a *Aggregator) bucket(id minuteID, unix, grace int64) *bucket {
+	if b := a.open[id]; b != nil {
+		return b
+	}
+	// A current minute closes Grace after its end; a late one (its end
+	// long past) Grace after it opened; one in the future (an exporter's
+	// clock ahead) a minute after it opened at the latest.
+	deadline := min(max(id.ts+60, unix), unix+60) + grace
+	if a.takeKey() {
+		b := &bucket{id: id, deadline: deadline, keyed: true,
+			index4: make(map[key4]uint32, a.hint[id.exporter]), index: map[tupleKey]uint32{}}
+		a.open[id] = b
+		return b
+	}
+	id.exporter = netip.Addr{}
+	if a.overflows >= maxOverflow {
+		id.ts = unix - unix%60
+	}
+	if b := a.open[id]; b != nil {
+		return b
+	}
+	b := &bucket{id: id, deadline: min(max(id.ts+60, unix), unix+60) + grace, overflow: true}
+	a.open[id] = b
+	a.overflows++
+	return b
 }
 
 // takeKey counts one more key held, unless the bound is reached (shared
@@ -263,9 +313,20 @@ func (a *Aggregator) Open() int { return len(a.open) }
 // keys), the rest into the protocol's other row.
 func (a *Aggregator) close(b *bucket) Minute {
 	n := len(b.index4) + len(b.index)
-	a.keys.Add(-int64(n))
+	held := int64(n)
+	if b.keyed {
+		held++
+	}
+	a.keys.Add(-held)
 	a.records.Add(-b.records)
-	a.hint[b.id.exporter] = min(n+n/8, int(a.cfg.MaxKeys))
+	if b.overflow {
+		a.overflows--
+	}
+	// Presize the exporter's next minute like this one: only for big
+	// minutes, and for a bounded number of exporters.
+	if _, ok := a.hint[b.id.exporter]; (ok || len(a.hint) < maxOverflow) && n >= 1024 {
+		a.hint[b.id.exporter] = min(n+n/8, int(a.cfg.MaxKeys))
+	}
 	limit := a.cfg.MinuteRows
 	type entry struct {
 		k tupleKey
@@ -303,17 +364,17 @@ func (a *Aggregator) close(b *bucket) Minute {
 			return
 		}
 		if !less(top[0], e) {
-			b.other[e.k.proto].merge(&b.sums[e.i])
+			b.otherOf(e.k.proto).merge(&b.sums[e.i])
 			return
 		}
-		b.other[top[0].k.proto].merge(&b.sums[top[0].i])
+		b.otherOf(top[0].k.proto).merge(&b.sums[top[0].i])
 		top[0] = e
 		down(0)
 	}
 	for k, i := range b.index4 {
 		if len(top) == limit && b.sums[i].octets <= b.sums[top[0].i].octets {
 			// Not among the biggest: no need to build its full key.
-			b.other[uint8(k.rest)].merge(&b.sums[i])
+			b.otherOf(uint8(k.rest)).merge(&b.sums[i])
 			continue
 		}
 		add(entry{k.tuple(), i})
@@ -343,11 +404,9 @@ func (a *Aggregator) close(b *bucket) Minute {
 			SrcPort: e.k.srcPort, DstPort: e.k.dstPort, Proto: e.k.proto,
 			Packets: s.packets, Octets: s.octets, Flows: s.flows, First: s.first, Last: s.last})
 	}
-	for p := range b.other {
-		s := &b.other[p]
-		if s.flows > 0 {
-			m.Rows = append(m.Rows, Sum{Proto: uint8(p), Other: true, Packets: s.packets, Octets: s.octets, Flows: s.flows, First: s.first, Last: s.last})
-		}
+	slices.SortFunc(b.other, func(x, y protoSums) int { return int(x.proto) - int(y.proto) })
+	for _, o := range b.other {
+		m.Rows = append(m.Rows, Sum{Proto: o.proto, Other: true, Packets: o.packets, Octets: o.octets, Flows: o.flows, First: o.first, Last: o.last})
 	}
 	return m
 }

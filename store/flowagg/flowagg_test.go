@@ -92,11 +92,12 @@ func TestKeyBound(t *testing.T) {
 			batch = batch[:0]
 		}
 	}
-	if keys.Load() != 1000 || held.Load() != 100_000 || a.Folded() != 99_000 {
+	// The minute itself holds one key: 999 5-tuples in detail.
+	if keys.Load() != 1000 || held.Load() != 100_000 || a.Folded() != 99_001 {
 		t.Fatalf("keys %d, held %d, folded %d", keys.Load(), held.Load(), a.Folded())
 	}
 	got := sum(a.Due(now, true))
-	if got.records != 100_000 || got.flows != 100_000 || got.detail != 1000 || got.other != 1 {
+	if got.records != 100_000 || got.flows != 100_000 || got.detail != 999 || got.other != 1 {
 		t.Errorf("totals %+v", got)
 	}
 	if keys.Load() != 0 || held.Load() != 0 || a.Open() != 0 {
@@ -131,5 +132,40 @@ func TestDeadlines(t *testing.T) {
 	ms := a.Due(time.Unix(minute+105, 0), false)
 	if len(ms) != 1 || ms[0].TS != minute || ms[0].Rows[0].Octets != 7 {
 		t.Errorf("late minute %+v", ms)
+	}
+}
+
+// TestSpoofedExporters: a flood of exporters (each minute costs a key)
+// beyond the bound goes to the minute's overflow, with no exporter and no
+// detail; every record is still in some minute, memory bounded.
+func TestSpoofedExporters(t *testing.T) {
+	var keys atomic.Int64
+	a := New(Config{MaxKeys: 100}, &keys, nil)
+	now := time.Now()
+	var fs []record.Flow
+	for i := range 10_000 {
+		exp := netip.AddrFrom4([4]byte{198, 18, byte(i >> 8), byte(i)})
+		fs = append(fs, flow(now.Unix(), exp, i, 17, 10))
+	}
+	a.Add(fs, now)
+	if keys.Load() > 100 || a.Open() > 100+1 {
+		t.Fatalf("%d keys held, %d minutes open", keys.Load(), a.Open())
+	}
+	ms := a.Due(now, true)
+	got := sum(ms)
+	if got.records != 10_000 || got.flows != 10_000 || got.octets != 100_000 {
+		t.Errorf("totals %+v", got)
+	}
+	var overflow *Minute
+	for i := range ms {
+		if !ms[i].Exporter.IsValid() {
+			overflow = &ms[i]
+		}
+	}
+	if overflow == nil || len(overflow.Rows) != 1 || !overflow.Rows[0].Other || overflow.Records < 9000 {
+		t.Errorf("overflow minute %+v", overflow)
+	}
+	if keys.Load() != 0 {
+		t.Errorf("%d keys held after close", keys.Load())
 	}
 }
