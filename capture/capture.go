@@ -15,22 +15,6 @@ import (
 	"netmon/capture/source"
 )
 
-// Config configures the hub-local capture component.
-type Config struct {
-	// Enabled is -capture; when false every start answers that the
-	// hub-local capture is disabled.
-	Enabled bool
-	// Source tunes the packet source (ring size, snaplen, poll timeout).
-	Source source.Options
-	// FlushEvery is how often finished minutes are written (10 s).
-	FlushEvery time.Duration
-}
-
-// DefaultConfig enables capture with the source defaults.
-func DefaultConfig() Config {
-	return Config{Enabled: true, FlushEvery: 10 * time.Second}
-}
-
 // Minute is one finished minute of traffic, as the history stores it.
 type Minute struct {
 	TS                       int64
@@ -284,4 +268,19 @@ func interfaceAddrs(device string) ([]netip.Prefix, error) {
 		}
 	}
 	return out, nil
+}
+
+// Interface is a network interface of the host as GET /api/interfaces
+// lists it (an alias: the API's document names it after capture/source).
+type Interface = source.Interface
+
+// Interfaces lists the host's network interfaces with their addresses,
+// counters and whether a capture could open on them: the API asks the
+// capture component, never the source package.
+func (c *Capture) Interfaces() ([]Interface, error) {
+	ifs, err := source.Interfaces()
+	if ifs == nil && err == nil {
+		ifs = []Interface{}
+	}
+	return ifs, err
 }

@@ -2,15 +2,19 @@ package api
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"netmon/agentmode/wire"
+	"netmon/app/api/router"
 	"netmon/app/audit"
 	"netmon/app/auth"
+	"netmon/app/errs"
 	"netmon/app/fleet"
 	"netmon/app/logging"
 )
@@ -18,23 +22,35 @@ import (
 // authRequiredBody is the exact 401 body of spec section 7.
 var authRequiredBody = AuthErrorBody{Error: "oturum gerekli", AuthRequired: true, Message: "session required"}
 
-// permissionOf maps a route's access class to the permission it needs;
-// "" for classes that need only an identity (S).
-func permissionOf(p Perm) auth.Permission {
+// AgentAuthenticator resolves an agent credential (bearer agent token or
+// the agent id of a verified client certificate) to the enrolled agent:
+// what authorize asks of the fleet service (*fleet.Service) for an
+// AgentIdentity route.
+type AgentAuthenticator interface {
+	Authenticate(ctx context.Context, bearer string, certAgent int64) (fleet.AgentRef, error)
+}
+
+// CertAgentID is the agent id of a client certificate verified by the TLS
+// handshake (pki.AgentID); identity never comes from a header.
+type CertAgentID func(cs *tls.ConnectionState) (int64, bool)
+
+// permissionOf maps a user route's access class to the RBAC permission it
+// needs; "" for S, which needs only a signed-in identity.
+func permissionOf(p router.Perm) auth.Permission {
 	switch p {
-	case View:
+	case router.View:
 		return auth.PermView
-	case Operate:
+	case router.Operate:
 		return auth.PermOperate
-	case Analyze:
+	case router.Analyze:
 		return auth.PermAnalyze
-	case Devices:
+	case router.Devices:
 		return auth.PermDevices
-	case Agents:
-		return auth.PermAgents
-	case Admin:
+	case router.ManageAgents:
+		return auth.PermManageAgents
+	case router.Admin:
 		return auth.PermAdmin
-	case GlobalAdmin:
+	case router.GlobalAdmin:
 		return auth.PermGlobalAdmin
 	}
 	return ""
@@ -68,20 +84,29 @@ func (s *Server) csrf(c *gin.Context) {
 	c.Next()
 }
 
-// authorize is the one access check, built per route from its Perm:
-// identify the caller, answer 401 when authentication is on and there is
-// no valid session or bearer, and 403 (audited as denied) when the role
-// lacks the route's permission. Handlers never check permissions.
-func (s *Server) authorize(r Route) gin.HandlerFunc {
+// authorize is the one access check, built per route from its Perm, and
+// the only code that reads credentials. It puts the caller in the
+// request's context, where handlers read it (callerOf, agentOf,
+// enrollTokenOf); a handler never checks identity itself.
+//
+//   - Public: nothing is checked or set.
+//   - AgentIdentity: the bearer agent token or verified client certificate
+//     must belong to an enrolled agent (401 otherwise).
+//   - EnrollToken: the X-Enroll-Token header must be there (401
+//     otherwise). The fleet service verifies the token itself in the
+//     transaction that takes one of its uses, under the enrollment
+//     throttle: checking it here too would be a second, unthrottled
+//     oracle for guessing tokens.
+//   - Session and the RBAC permissions: a valid session or API token, or
+//     the open identity when authentication is off (401 otherwise), whose
+//     role has the permission (403, audited as denied, otherwise).
+func (s *Server) authorize(r router.Route) gin.HandlerFunc {
 	switch r.Perm {
-	case Public:
+	case router.Public:
 		return func(c *gin.Context) { c.Next() }
-	case Agent:
-		// The agent identity: its bearer token or verified client
-		// certificate, resolved here for every AG route; handlers read it
-		// with agentOf.
+	case router.AgentIdentity:
 		return func(c *gin.Context) {
-			a, err := s.agent(c)
+			a, err := s.authenticateAgent(c)
 			if err != nil {
 				s.writeError(c, err)
 				return
@@ -89,21 +114,21 @@ func (s *Server) authorize(r Route) gin.HandlerFunc {
 			c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), agentKey{}, a))
 			c.Next()
 		}
-	case Enroll:
-		// The enroll token must be there; the fleet service checks it in
-		// the same transaction that takes one of its uses.
+	case router.EnrollToken:
 		return func(c *gin.Context) {
-			if strings.TrimSpace(c.GetHeader(wire.HeaderEnrollToken)) == "" {
-				c.AbortWithStatusJSON(http.StatusUnauthorized, ErrorBody{Error: "enrollment needs an enroll token in the " + wire.HeaderEnrollToken + " header"})
+			tok := strings.TrimSpace(c.GetHeader(wire.HeaderEnrollToken))
+			if tok == "" {
+				s.writeError(c, errEnrollTokenMissing)
 				return
 			}
+			c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), enrollKey{}, tok))
 			c.Next()
 		}
 	}
 	perm := permissionOf(r.Perm)
 	route := r.Method + " " + r.Path
 	return func(c *gin.Context) {
-		id, err := s.identify(c)
+		id, err := s.authenticateUser(c)
 		if err != nil {
 			s.writeError(c, err)
 			return
@@ -122,12 +147,22 @@ func (s *Server) authorize(r Route) gin.HandlerFunc {
 	}
 }
 
-// identify returns the caller's identity: from a valid session or bearer,
-// the open admin when authentication is off, or nil (401).
-func (s *Server) identify(c *gin.Context) (*auth.Identity, error) {
-	if s.deps.Auth == nil {
-		return openAdmin(), nil
-	}
+// errEnrollTokenMissing is the 401 of an EnrollToken route without the
+// header.
+var errEnrollTokenMissing = errs.Unauthorizedf("enrollment needs an enroll token in the %s header", wire.HeaderEnrollToken)
+
+// errNotAgentCert is the 401 of a client certificate the hub CA did not
+// issue to an agent.
+var errNotAgentCert = errs.Unauthorizedf("client certificate is not a netmon agent certificate")
+
+// errNoCredentialCheck is the 503 of a credential that could not be
+// checked because the database does not answer.
+var errNoCredentialCheck = errs.Unavailablef(0, "cannot check credentials: the database does not answer")
+
+// authenticateUser resolves the request's session or bearer to a user or
+// API token identity: the identity, the open identity when authentication
+// is off, or nil (401) when it is on and nothing valid was presented.
+func (s *Server) authenticateUser(c *gin.Context) (*auth.Identity, error) {
 	cr, present := auth.CredentialsOf(c.Request)
 	if present {
 		id, err := s.deps.Auth.Authenticate(c, cr)
@@ -135,12 +170,12 @@ func (s *Server) identify(c *gin.Context) (*auth.Identity, error) {
 			return id, nil
 		}
 		if !errors.Is(err, auth.ErrUnauthenticated) {
-			return nil, Errorf(http.StatusServiceUnavailable, "cannot check credentials: the database does not answer")
+			return nil, errNoCredentialCheck.Wrap(err)
 		}
 	}
 	required, err := s.deps.Auth.Required(c)
 	if err != nil {
-		return nil, Errorf(http.StatusServiceUnavailable, "cannot check credentials: the database does not answer")
+		return nil, errNoCredentialCheck.Wrap(err)
 	}
 	if required {
 		return nil, nil
@@ -148,32 +183,70 @@ func (s *Server) identify(c *gin.Context) (*auth.Identity, error) {
 	return s.deps.Auth.OpenIdentity(), nil
 }
 
-// identity returns the identity authorize put in the request's context.
-// Without one — a handler on a route whose class sets none (P, AG, EN) —
-// it fails closed: the request ends in a logged 500 (the recoverer), never
-// with an admin identity by default.
-func identity(c *gin.Context) *auth.Identity {
+// authenticateAgent resolves an AgentIdentity route's credential: the
+// bearer agent token or the verified client certificate.
+func (s *Server) authenticateAgent(c *gin.Context) (fleet.AgentRef, error) {
+	bearer := ""
+	if h := c.GetHeader("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		bearer = strings.TrimSpace(h[7:])
+	}
+	var certAgent int64
+	if s.deps.CertAgentID != nil && c.Request.TLS != nil {
+		if id, ok := s.deps.CertAgentID(c.Request.TLS); ok {
+			certAgent = id
+		} else if len(c.Request.TLS.PeerCertificates) > 0 {
+			return fleet.AgentRef{}, errNotAgentCert
+		}
+	}
+	return s.deps.Fleet.Authenticate(c, bearer, certAgent)
+}
+
+func (s *Server) multiSite() bool { return s.deps.Auth.MultiSite() }
+
+type (
+	agentKey  struct{}
+	enrollKey struct{}
+)
+
+// missingIdentity is the panic of a handler that asks for a kind of
+// caller its route's class does not set: a bug in the table, answered
+// with a logged 500 by the recoverer, never with a default identity.
+type missingIdentity struct{ route, want string }
+
+func (m missingIdentity) String() string {
+	return fmt.Sprintf("%s asked for the %s, but its route's permission sets none", m.route, m.want)
+}
+
+func failClosed(c *gin.Context, want string) {
+	panic(missingIdentity{route: c.Request.Method + " " + c.FullPath(), want: want})
+}
+
+// callerOf is the signed-in user, API token or open identity authorize
+// put in the context for a Session or RBAC route.
+func callerOf(c *gin.Context) *auth.Identity {
 	if id := auth.FromContext(c.Request.Context()); id != nil {
 		return id
 	}
-	panic("bug: handler of " + c.Request.Method + " " + c.FullPath() + " asked for the caller's identity, but its route sets none")
+	failClosed(c, "caller's identity")
+	return nil
 }
 
-// openAdmin is the identity when no auth service is wired (tests of the
-// HTTP plumbing only).
-func openAdmin() *auth.Identity {
-	return &auth.Identity{Username: "admin", Role: auth.RoleAdmin, Actor: auth.ActorLegacy, Open: true}
-}
-
-func (s *Server) multiSite() bool { return s.deps.Auth != nil && s.deps.Auth.MultiSite() }
-
-type agentKey struct{}
-
-// agentOf is the agent authorize resolved for an AG route; like identity
-// it fails closed when the route set none.
+// agentOf is the enrolled agent authorize resolved for an AgentIdentity
+// route.
 func agentOf(c *gin.Context) fleet.AgentRef {
 	if a, ok := c.Request.Context().Value(agentKey{}).(fleet.AgentRef); ok {
 		return a
 	}
-	panic("bug: handler of " + c.Request.Method + " " + c.FullPath() + " asked for the calling agent, but its route sets none")
+	failClosed(c, "calling agent")
+	return fleet.AgentRef{}
+}
+
+// enrollTokenOf is the enroll token authorize took from the header for an
+// EnrollToken route.
+func enrollTokenOf(c *gin.Context) string {
+	if t, ok := c.Request.Context().Value(enrollKey{}).(string); ok {
+		return t
+	}
+	failClosed(c, "enroll token")
+	return ""
 }

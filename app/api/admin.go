@@ -1,11 +1,11 @@
 package api
 
 import (
-	"net/http"
-
 	"github.com/gin-gonic/gin"
 
+	"netmon/app/api/router"
 	"netmon/app/auth"
+	"netmon/app/errs"
 	"netmon/store"
 )
 
@@ -26,32 +26,32 @@ type tokenCreateIn struct {
 	Body auth.TokenCreate `body:"json"`
 }
 
-func (s *Server) listUsers(c *gin.Context, _ *NoInput) ([]auth.UserView, error) {
-	return s.deps.Auth.ListUsers(c, identity(c))
+func (s *Server) listUsers(c *gin.Context, _ *router.NoInput) ([]auth.UserView, error) {
+	return s.deps.Auth.ListUsers(c, callerOf(c))
 }
 
 func (s *Server) createUser(c *gin.Context, in *userCreateIn) (auth.UserView, error) {
-	return s.deps.Auth.CreateUser(c, identity(c), in.Body)
+	return s.deps.Auth.CreateUser(c, callerOf(c), in.Body)
 }
 
 func (s *Server) updateUser(c *gin.Context, in *userUpdateIn) (auth.UserView, error) {
-	return s.deps.Auth.UpdateUser(c, identity(c), in.ID, in.Body)
+	return s.deps.Auth.UpdateUser(c, callerOf(c), in.ID, in.Body)
 }
 
 func (s *Server) deleteUser(c *gin.Context, in *idIn) (OKResult, error) {
-	return OKResult{OK: true}, s.deps.Auth.DeleteUser(c, identity(c), in.ID)
+	return OKResult{OK: true}, s.deps.Auth.DeleteUser(c, callerOf(c), in.ID)
 }
 
-func (s *Server) listTokens(c *gin.Context, _ *NoInput) ([]auth.TokenView, error) {
-	return s.deps.Auth.ListTokens(c, identity(c))
+func (s *Server) listTokens(c *gin.Context, _ *router.NoInput) ([]auth.TokenView, error) {
+	return s.deps.Auth.ListTokens(c, callerOf(c))
 }
 
 func (s *Server) createToken(c *gin.Context, in *tokenCreateIn) (auth.TokenCreated, error) {
-	return s.deps.Auth.CreateToken(c, identity(c), in.Body)
+	return s.deps.Auth.CreateToken(c, callerOf(c), in.Body)
 }
 
 func (s *Server) deleteToken(c *gin.Context, in *idIn) (OKResult, error) {
-	return OKResult{OK: true}, s.deps.Auth.DeleteToken(c, identity(c), in.ID)
+	return OKResult{OK: true}, s.deps.Auth.DeleteToken(c, callerOf(c), in.ID)
 }
 
 type auditIn struct {
@@ -67,14 +67,14 @@ type auditIn struct {
 
 // errAuditGlobal refuses the audit chain to site-bound identities: it
 // records every site, so a site's admin would see the others'.
-var errAuditGlobal = Errorf(http.StatusForbidden, "the audit log covers every site: site-bound identities cannot read it")
+var errAuditGlobal = errs.Forbiddenf("the audit log covers every site: site-bound identities cannot read it")
 
 func (s *Server) listAudit(c *gin.Context, in *auditIn) ([]store.AuditEvent, error) {
-	if identity(c).SiteBound() {
+	if callerOf(c).SiteBound() {
 		return nil, errAuditGlobal
 	}
 	if in.From > 0 && in.To > 0 && in.From > in.To {
-		return nil, Errorf(http.StatusBadRequest, "query parameter \"from\" must not be after \"to\"")
+		return nil, invalidField("from", "query parameter \"from\" must not be after \"to\"")
 	}
 	return s.deps.Audit.ListAudit(c, store.AuditFilter{
 		Limit: in.Limit, Actor: in.Actor, Action: in.Action, Target: in.Resource,
@@ -82,8 +82,8 @@ func (s *Server) listAudit(c *gin.Context, in *auditIn) ([]store.AuditEvent, err
 	})
 }
 
-func (s *Server) verifyAudit(c *gin.Context, _ *NoInput) (store.AuditVerify, error) {
-	if identity(c).SiteBound() {
+func (s *Server) verifyAudit(c *gin.Context, _ *router.NoInput) (store.AuditVerify, error) {
+	if callerOf(c).SiteBound() {
 		return store.AuditVerify{}, errAuditGlobal
 	}
 	return s.deps.Audit.VerifyAudit(c)

@@ -2,24 +2,23 @@ package api
 
 import (
 	"context"
-	"crypto/tls"
-	"net/http"
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"netmon/agentmode/wire"
+	"netmon/app/api/router"
 	"netmon/app/auth"
 	"netmon/app/fleet"
 	"netmon/store"
 )
 
-// Fleet is the hub side of the agents (*fleet.Service).
+// Fleet is the hub side of the agents (*fleet.Service); authorize uses
+// its AgentAuthenticator part.
 type Fleet interface {
+	AgentAuthenticator
 	Hello(ctx context.Context, secret string, ip netip.Addr, h wire.Hello) (wire.HelloResponse, error)
-	Authenticate(ctx context.Context, bearer string, certAgent int64) (fleet.AgentRef, error)
 	Telemetry(ctx context.Context, agent fleet.AgentRef, ip netip.Addr, t fleet.Batch) (wire.TelemetryResponse, error)
 	IssueCert(ctx context.Context, agent fleet.AgentRef, csrPEM string) (wire.CertResponse, error)
 	ListAgents(ctx context.Context, site string) ([]fleet.AgentItem, error)
@@ -31,10 +30,6 @@ type Fleet interface {
 	ListEnrollTokens(ctx context.Context, actor fleet.Actor) ([]fleet.EnrollTokenItem, error)
 	RevokeEnrollToken(ctx context.Context, actor fleet.Actor, id int64) (fleet.EnrollTokenItem, error)
 }
-
-// CertAgentID is the agent id of a client certificate verified by the TLS
-// handshake (pki.AgentID); identity never comes from a header.
-type CertAgentID func(cs *tls.ConnectionState) (int64, bool)
 
 func actorOf(id *auth.Identity) fleet.Actor {
 	return fleet.Actor{Username: id.Username, Role: string(id.Role), ActorType: string(id.Actor), Site: id.SiteFilter()}
@@ -55,25 +50,7 @@ type helloIn struct {
 }
 
 func (s *Server) agentHello(c *gin.Context, in *helloIn) (wire.HelloResponse, error) {
-	return s.deps.Fleet.Hello(c, c.GetHeader(wire.HeaderEnrollToken), clientAddr(c), in.Body)
-}
-
-// agent authenticates an agent route's caller (AG): the bearer agent token
-// or the verified client certificate.
-func (s *Server) agent(c *gin.Context) (fleet.AgentRef, error) {
-	bearer := ""
-	if h := c.GetHeader("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		bearer = strings.TrimSpace(h[7:])
-	}
-	var certAgent int64
-	if s.deps.CertAgentID != nil && c.Request.TLS != nil {
-		if id, ok := s.deps.CertAgentID(c.Request.TLS); ok {
-			certAgent = id
-		} else if len(c.Request.TLS.PeerCertificates) > 0 {
-			return fleet.AgentRef{}, &Error{Status: http.StatusUnauthorized, Message: "client certificate is not a netmon agent certificate"}
-		}
-	}
-	return s.deps.Fleet.Authenticate(c, bearer, certAgent)
+	return s.deps.Fleet.Hello(c, enrollTokenOf(c), clientAddr(c), in.Body)
 }
 
 type telemetryIn struct {
@@ -92,8 +69,8 @@ func (s *Server) agentCert(c *gin.Context, in *certIn) (wire.CertResponse, error
 	return s.deps.Fleet.IssueCert(c, agentOf(c), in.Body.CSRPEM)
 }
 
-func (s *Server) listAgents(c *gin.Context, _ *NoInput) ([]fleet.AgentItem, error) {
-	return s.deps.Fleet.ListAgents(c, identity(c).SiteFilter())
+func (s *Server) listAgents(c *gin.Context, _ *router.NoInput) ([]fleet.AgentItem, error) {
+	return s.deps.Fleet.ListAgents(c, callerOf(c).SiteFilter())
 }
 
 type agentIDIn struct {
@@ -101,7 +78,7 @@ type agentIDIn struct {
 }
 
 func (s *Server) agentDetail(c *gin.Context, in *agentIDIn) (fleet.AgentDetail, error) {
-	return s.deps.Fleet.AgentDetail(c, identity(c).SiteFilter(), in.ID)
+	return s.deps.Fleet.AgentDetail(c, callerOf(c).SiteFilter(), in.ID)
 }
 
 type agentHistoryIn struct {
@@ -110,11 +87,11 @@ type agentHistoryIn struct {
 }
 
 func (s *Server) agentHistory(c *gin.Context, in *agentHistoryIn) ([]store.AgentSample, error) {
-	return s.deps.Fleet.AgentHistory(c, identity(c).SiteFilter(), in.ID, in.Minutes)
+	return s.deps.Fleet.AgentHistory(c, callerOf(c).SiteFilter(), in.ID, in.Minutes)
 }
 
 func (s *Server) deleteAgent(c *gin.Context, in *agentIDIn) (OKResult, error) {
-	if err := s.deps.Fleet.DeleteAgent(c, actorOf(identity(c)), in.ID); err != nil {
+	if err := s.deps.Fleet.DeleteAgent(c, actorOf(callerOf(c)), in.ID); err != nil {
 		return OKResult{}, err
 	}
 	return OKResult{OK: true}, nil
@@ -128,11 +105,11 @@ type renameAgentIn struct {
 }
 
 func (s *Server) renameAgent(c *gin.Context, in *renameAgentIn) (fleet.AgentItem, error) {
-	return s.deps.Fleet.RenameAgent(c, actorOf(identity(c)), in.ID, in.Body.Name)
+	return s.deps.Fleet.RenameAgent(c, actorOf(callerOf(c)), in.ID, in.Body.Name)
 }
 
-func (s *Server) listEnrollTokens(c *gin.Context, _ *NoInput) ([]fleet.EnrollTokenItem, error) {
-	return s.deps.Fleet.ListEnrollTokens(c, actorOf(identity(c)))
+func (s *Server) listEnrollTokens(c *gin.Context, _ *router.NoInput) ([]fleet.EnrollTokenItem, error) {
+	return s.deps.Fleet.ListEnrollTokens(c, actorOf(callerOf(c)))
 }
 
 type createEnrollTokenIn struct {
@@ -140,7 +117,7 @@ type createEnrollTokenIn struct {
 }
 
 func (s *Server) createEnrollToken(c *gin.Context, in *createEnrollTokenIn) (fleet.EnrollTokenCreated, error) {
-	return s.deps.Fleet.CreateEnrollToken(c, actorOf(identity(c)), in.Body)
+	return s.deps.Fleet.CreateEnrollToken(c, actorOf(callerOf(c)), in.Body)
 }
 
 type enrollTokenIDIn struct {
@@ -148,7 +125,7 @@ type enrollTokenIDIn struct {
 }
 
 func (s *Server) revokeEnrollToken(c *gin.Context, in *enrollTokenIDIn) (fleet.EnrollTokenItem, error) {
-	return s.deps.Fleet.RevokeEnrollToken(c, actorOf(identity(c)), in.ID)
+	return s.deps.Fleet.RevokeEnrollToken(c, actorOf(callerOf(c)), in.ID)
 }
 
 // telemetryBodyTimeout is how long an agent may take to send a telemetry

@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -9,10 +10,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"netmon/app/api/router"
 	"netmon/app/audit"
+	"netmon/app/errs"
 	"netmon/capture"
 	"netmon/capture/record"
-	"netmon/capture/source"
 )
 
 // CaptureStart is the body of POST /api/capture/start.
@@ -40,19 +42,12 @@ type downloadIn struct {
 	File string `query:"file" required:"true" doc:"file name as listed by /api/record/files (<YYYY-MM-DD_HH-MM-SS>_<device>.pcap)"`
 }
 
-func (s *Server) status(*gin.Context, *NoInput) (capture.Snapshot, error) {
+func (s *Server) status(*gin.Context, *router.NoInput) (capture.Snapshot, error) {
 	return s.deps.Capture.Snapshot(), nil
 }
 
-func (s *Server) interfaces(*gin.Context, *NoInput) ([]source.Interface, error) {
-	ifs, err := source.Interfaces()
-	if err != nil {
-		return nil, err
-	}
-	if ifs == nil {
-		ifs = []source.Interface{}
-	}
-	return ifs, nil
+func (s *Server) interfaces(*gin.Context, *router.NoInput) ([]capture.Interface, error) {
+	return s.deps.Capture.Interfaces()
 }
 
 // audited records an operate-level action in the chain (spec 6.5).
@@ -60,7 +55,7 @@ func (s *Server) audited(c *gin.Context, action, target, result, detail string) 
 	if s.deps.AuditLog == nil {
 		return
 	}
-	id := identity(c)
+	id := callerOf(c)
 	ev := audit.Event(c, audit.Actor{Username: id.Username, Role: string(id.Role), ActorType: string(id.Actor)}, action, target, result, detail, nil, nil)
 	if _, err := s.deps.AuditLog.AppendAudit(c, ev); err != nil {
 		s.log.ErrorContext(c, "audit append failed", "action", action, "error", err)
@@ -76,7 +71,7 @@ func (s *Server) captureStart(c *gin.Context, in *captureStartIn) (CaptureResult
 	return CaptureResult{OK: true}, nil
 }
 
-func (s *Server) captureStop(c *gin.Context, _ *NoInput) (CaptureResult, error) {
+func (s *Server) captureStop(c *gin.Context, _ *router.NoInput) (CaptureResult, error) {
 	if err := s.deps.Capture.StopCapture(); err != nil {
 		return CaptureResult{}, err
 	}
@@ -84,27 +79,27 @@ func (s *Server) captureStop(c *gin.Context, _ *NoInput) (CaptureResult, error) 
 	return CaptureResult{OK: true}, nil
 }
 
-func (s *Server) recordStart(c *gin.Context, _ *NoInput) (RecordStarted, error) {
+func (s *Server) recordStart(c *gin.Context, _ *router.NoInput) (RecordStarted, error) {
 	file, err := s.deps.Capture.StartRecording()
 	switch {
 	case errors.Is(err, capture.ErrCaptureOff), errors.Is(err, record.ErrAlreadyRecording):
-		return RecordStarted{}, Errorf(http.StatusConflict, "%v", err)
+		return RecordStarted{}, errs.Conflictf("%v", err)
 	case errors.Is(err, capture.ErrNoRecorder):
-		return RecordStarted{}, Errorf(http.StatusNotFound, "%v", err)
+		return RecordStarted{}, errs.NotFoundf("%v", err)
 	case err != nil:
-		return RecordStarted{}, Errorf(http.StatusInternalServerError, "cannot start the recording: %v", err)
+		return RecordStarted{}, fmt.Errorf("start the recording: %w", err)
 	}
 	s.audited(c, audit.ActionRecordStart, file, audit.ResultOK, "")
 	return RecordStarted{OK: true, File: file}, nil
 }
 
-func (s *Server) recordStop(c *gin.Context, _ *NoInput) (record.StopResponse, error) {
+func (s *Server) recordStop(c *gin.Context, _ *router.NoInput) (record.StopResponse, error) {
 	st, err := s.deps.Capture.StopRecording()
 	switch {
 	case errors.Is(err, record.ErrNotRecording):
-		return record.StopResponse{}, Errorf(http.StatusConflict, "not recording")
+		return record.StopResponse{}, errs.Conflictf("not recording")
 	case errors.Is(err, capture.ErrNoRecorder):
-		return record.StopResponse{}, Errorf(http.StatusNotFound, "%v", err)
+		return record.StopResponse{}, errs.NotFoundf("%v", err)
 	case err != nil && st.File == "":
 		return record.StopResponse{}, err
 	}
@@ -112,11 +107,11 @@ func (s *Server) recordStop(c *gin.Context, _ *NoInput) (record.StopResponse, er
 	return st.StopResponse(), nil
 }
 
-func (s *Server) recordStatus(*gin.Context, *NoInput) (record.Status, error) {
+func (s *Server) recordStatus(*gin.Context, *router.NoInput) (record.Status, error) {
 	return s.deps.Capture.RecordStatus(), nil
 }
 
-func (s *Server) recordFiles(*gin.Context, *NoInput) ([]record.FileEntry, error) {
+func (s *Server) recordFiles(*gin.Context, *router.NoInput) ([]record.FileEntry, error) {
 	fs, err := s.deps.Capture.RecordFiles()
 	if fs == nil && err == nil {
 		fs = []record.FileEntry{}
@@ -127,18 +122,15 @@ func (s *Server) recordFiles(*gin.Context, *NoInput) ([]record.FileEntry, error)
 // recordDownload serves one recording as an attachment. The name is
 // checked by the recorder (a plain *.pcap directly in the record
 // directory, opened through os.Root): anything else is 400 or 404.
-func (s *Server) recordDownload(c *gin.Context, in *downloadIn) {
+func (s *Server) recordDownload(c *gin.Context, in *downloadIn) error {
 	f, st, err := s.deps.Capture.OpenRecording(in.File)
 	switch {
 	case errors.Is(err, record.ErrBadName):
-		s.writeError(c, Errorf(http.StatusBadRequest, "query parameter \"file\": must be the name of a .pcap file in the record directory"))
-		return
+		return invalidField("file", "query parameter \"file\": must be the name of a .pcap file in the record directory")
 	case errors.Is(err, record.ErrNotFound), errors.Is(err, capture.ErrNoRecorder):
-		s.writeError(c, Errorf(http.StatusNotFound, "no such recording"))
-		return
+		return errs.NotFoundf("no such recording")
 	case err != nil:
-		s.writeError(c, err)
-		return
+		return err
 	}
 	defer f.Close()
 	h := c.Writer.Header()
@@ -149,4 +141,5 @@ func (s *Server) recordDownload(c *gin.Context, in *downloadIn) {
 	if c.Request.Method != http.MethodHead {
 		_, _ = io.Copy(c.Writer, f)
 	}
+	return nil
 }

@@ -1,31 +1,24 @@
 package api
 
 import (
-	"context"
-	"net"
 	"net/netip"
-	"sort"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"netmon/app/api/router"
 	"netmon/capture/proc"
 	"netmon/collectors/geo"
 )
 
-// Connection is an entry of GET /api/connections (spec 2.11): identical
-// sockets are counted once with their count.
+// Connection is an entry of GET /api/connections (spec 2.11): an entry of
+// capture/proc's inventory, under this package's name in the document.
 type Connection struct {
-	proc.Conn
-	Count   int    `json:"count"`
-	Country string `json:"country"`
-	ASN     string `json:"asn"`
+	proc.Connection
 }
 
 // ConnLister lists the host's sockets (*proc.Lister).
-type ConnLister interface {
-	Cached(ctx context.Context, maxAge time.Duration) ([]proc.Conn, error)
-}
+type ConnLister = proc.Cacher
 
 // GeoLookup gives country and ASN of public addresses (*geo.Geo).
 type GeoLookup interface {
@@ -33,41 +26,16 @@ type GeoLookup interface {
 	Source() string
 }
 
-// connCacheAge is how old a socket listing may be: the API and the tick
-// share one read of the kernel's tables.
-const connCacheAge = 2 * time.Second
-
-// Connections lists the host's sockets grouped by identical tuple, with
-// the remote end's country and ASN; most numerous first.
-func Connections(ctx context.Context, l ConnLister, g GeoLookup) ([]Connection, error) {
-	conns, err := l.Cached(ctx, connCacheAge)
+func (s *Server) connections(c *gin.Context, _ *router.NoInput) ([]Connection, error) {
+	inv, err := proc.Inventory(c, s.deps.Conns, s.deps.Geo)
 	if err != nil {
 		return nil, err
 	}
-	idx := map[proc.Conn]int{}
-	out := make([]Connection, 0, len(conns))
-	for _, c := range conns {
-		if i, ok := idx[c]; ok {
-			out[i].Count++
-			continue
-		}
-		item := Connection{Conn: c, Count: 1}
-		if g != nil && c.RemoteAddr != "" {
-			if host, _, err := net.SplitHostPort(c.RemoteAddr); err == nil {
-				if a, err := netip.ParseAddr(host); err == nil {
-					item.Country, item.ASN, _ = g.Lookup(a.Unmap())
-				}
-			}
-		}
-		idx[c] = len(out)
-		out = append(out, item)
+	out := make([]Connection, len(inv))
+	for i, x := range inv {
+		out[i] = Connection{x}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
 	return out, nil
-}
-
-func (s *Server) connections(c *gin.Context, _ *NoInput) ([]Connection, error) {
-	return Connections(c, s.deps.Conns, s.deps.Geo)
 }
 
 // GeoItem is an entry of GET /api/v1/geo (spec 2.12).

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"net/http"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -32,7 +31,7 @@ type flowsIn struct {
 
 func (s *Server) flows(c *gin.Context, in *flowsIn) ([]store.FlowRow, error) {
 	from := time.Now().Add(-time.Duration(in.Minutes) * time.Minute).Unix()
-	return s.deps.Flows.TopFlows(c, from, in.Limit, identity(c).SiteFilter())
+	return s.deps.Flows.TopFlows(c, from, in.Limit, callerOf(c).SiteFilter())
 }
 
 type conversationsIn struct {
@@ -51,7 +50,7 @@ const pairPull = 2000
 func (s *Server) conversations(c *gin.Context, in *conversationsIn) ([]store.Conversation, error) {
 	now := time.Now()
 	from := now.Add(-windows[in.Window]).Unix()
-	site := identity(c).SiteFilter()
+	site := callerOf(c).SiteFilter()
 	query := func(by5 bool, limit int) ([]store.Conversation, error) {
 		if windows[in.Window] >= 6*time.Hour {
 			// Whole hours from the hourly roll-up (a bounded number of
@@ -166,14 +165,14 @@ type ConversationDetail struct {
 func (s *Server) conversation(c *gin.Context, in *conversationIn) (ConversationDetail, error) {
 	a, err := netip.ParseAddr(in.Src)
 	if err != nil {
-		return ConversationDetail{}, Errorf(http.StatusBadRequest, "query parameter \"src\": must be an IP address")
+		return ConversationDetail{}, invalidField("src", "query parameter \"src\": must be an IP address")
 	}
 	b, err := netip.ParseAddr(in.Dst)
 	if err != nil {
-		return ConversationDetail{}, Errorf(http.StatusBadRequest, "query parameter \"dst\": must be an IP address")
+		return ConversationDetail{}, invalidField("dst", "query parameter \"dst\": must be an IP address")
 	}
 	from := time.Now().Add(-time.Duration(in.Minutes) * time.Minute).Unix()
-	rows, err := s.deps.Flows.PairFlows(c, a.String(), b.String(), from, in.Limit, identity(c).SiteFilter())
+	rows, err := s.deps.Flows.PairFlows(c, a.String(), b.String(), from, in.Limit, callerOf(c).SiteFilter())
 	if err != nil {
 		return ConversationDetail{}, err
 	}
@@ -193,7 +192,7 @@ type syslogIn struct {
 }
 
 func (s *Server) syslog(c *gin.Context, in *syslogIn) ([]store.SyslogRow, error) {
-	return s.deps.Flows.ListSyslog(c, in.Limit, 0, 0, identity(c).SiteFilter())
+	return s.deps.Flows.ListSyslog(c, in.Limit, 0, 0, callerOf(c).SiteFilter())
 }
 
 type eventsIn struct {
@@ -222,11 +221,11 @@ func parseCursor(s string) (*store.EventCursor, error) {
 	}
 	parts := strings.SplitN(s, "~", 3)
 	if len(parts) != 3 {
-		return nil, Errorf(http.StatusBadRequest, "query parameter \"before\": must be a Unix timestamp or a next_before cursor")
+		return nil, invalidField("before", "query parameter \"before\": must be a Unix timestamp or a next_before cursor")
 	}
 	ts, err := strconv.ParseInt(parts[0], 10, 64)
 	if err != nil {
-		return nil, Errorf(http.StatusBadRequest, "query parameter \"before\": must be a Unix timestamp or a next_before cursor")
+		return nil, invalidField("before", "query parameter \"before\": must be a Unix timestamp or a next_before cursor")
 	}
 	return &store.EventCursor{TS: ts, Type: parts[1], Key: parts[2]}, nil
 }
@@ -241,7 +240,7 @@ func (s *Server) events(c *gin.Context, in *eventsIn) (EventPage, error) {
 		return page, nil // no agent observations yet
 	}
 	since := time.Now().Add(-time.Duration(in.SinceMin) * time.Minute).Unix()
-	site := identity(c).SiteFilter()
+	site := callerOf(c).SiteFilter()
 	var all []store.Event
 	if in.Type == "" || in.Type == "netflow.flow" {
 		fs, err := s.deps.Flows.FlowEvents(c, since, in.Device, after, in.Limit+1, site)

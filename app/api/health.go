@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"netmon/app/api/router"
 	"netmon/app/version"
 )
 
@@ -18,7 +19,7 @@ type Health struct {
 	ProtocolVersion int    `json:"protocol_version"`
 }
 
-func (s *Server) healthz(*gin.Context, *NoInput) (Health, error) {
+func (s *Server) healthz(*gin.Context, *router.NoInput) (Health, error) {
 	return Health{Version: s.cfg.Version, ProtocolVersion: version.ProtocolVersion}, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"netmon/app/api/router"
 	"netmon/app/logging"
 )
 
@@ -121,9 +122,15 @@ func (s *Server) recoverer(c *gin.Context) {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			s.log.ErrorContext(c, "handler panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			if m, ok := v.(missingIdentity); ok {
+				// Fail closed (see callerOf): a route whose class
+				// sets no identity never runs on a default one.
+				s.log.ErrorContext(c, "bug: route without identity", "detail", m.String())
+			} else {
+				s.log.ErrorContext(c, "handler panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			}
 			if !c.Writer.Written() {
-				c.AbortWithStatusJSON(http.StatusInternalServerError, ErrorBody{Error: "internal server error; the hub log has the details under this request's X-Request-Id"})
+				c.AbortWithStatusJSON(http.StatusInternalServerError, ErrorBody{Error: internalMessage})
 			}
 		}
 	}()
@@ -153,7 +160,7 @@ func securityHeaders(c *gin.Context) {
 func (s *Server) bodyLimit(limit int64) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if c.Request.ContentLength > limit {
-			c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, ErrorBody{Error: tooLargeMessage(limit)})
+			s.writeError(c, router.TooLarge(limit))
 			return
 		}
 		if c.Request.Body != nil {

@@ -3,29 +3,17 @@ package api
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"netmon/app/auth"
+	"netmon/app/api/router"
+	"netmon/app/errs"
 	"netmon/app/fleet"
 )
-
-// Error is an error with the HTTP status and the message the client sees.
-// Handlers return it for every failure the caller can act on; any other
-// error becomes a 500 whose detail is logged, never sent.
-type Error struct {
-	Status  int
-	Message string
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Status, e.Message) }
-
-// Errorf returns an *Error with a formatted message.
-func Errorf(status int, format string, args ...any) error {
-	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
-}
 
 // ErrorBody is the body of every API error except the authentication
 // failure of spec section 7 (AuthErrorBody).
@@ -43,54 +31,86 @@ type AuthErrorBody struct {
 	Message string `json:"message" jsonschema:"enum=session required"`
 }
 
-// writeError answers err as JSON. A 5xx is logged once here with the
-// request id, so handlers return errors and never log them themselves.
+// defaultRetryAfter is the Retry-After of a throttled answer whose error
+// names no time (spec: 60 seconds for every 429).
+const defaultRetryAfter = 60 * time.Second
+
+// internalMessage is all a client learns of a server fault.
+const internalMessage = "internal server error; the hub log has the details under this request's X-Request-Id"
+
+// statusOf maps the error kinds of app/errs to HTTP statuses: the one
+// place a service's "what went wrong" becomes a status.
+var statusOf = map[errs.Kind]int{
+	errs.Invalid:      http.StatusBadRequest,
+	errs.Unauthorized: http.StatusUnauthorized,
+	errs.Forbidden:    http.StatusForbidden,
+	errs.NotFound:     http.StatusNotFound,
+	errs.Conflict:     http.StatusConflict,
+	errs.TooLarge:     http.StatusRequestEntityTooLarge,
+	errs.Throttled:    http.StatusTooManyRequests,
+	errs.Unavailable:  http.StatusServiceUnavailable,
+}
+
+// writeError answers err as JSON: the one place that turns an error into a
+// status and headers (Retry-After included). A 500, and a 5xx with a
+// hidden cause, is logged once here with the request id, so handlers
+// return errors and never log them.
+// Any error that carries no kind is a 500 whose detail is logged, never
+// sent.
 func (s *Server) writeError(c *gin.Context, err error) {
-	var apiErr *Error
+	status, msg := http.StatusInternalServerError, internalMessage
 	var fleetErr *fleet.Error
+	var httpErr *router.StatusError
 	var tooBig *http.MaxBytesError
-	if status := authStatus(err); status != 0 {
-		c.AbortWithStatusJSON(status, ErrorBody{Error: err.Error()})
-		return
+	switch {
+	// TODO(merge): fleet converts to errs; delete this branch then.
+	case errors.As(err, &fleetErr):
+		status, msg = fleetErr.Status, fleetErr.Msg
+	case errs.KindOf(err) != errs.Internal:
+		e, _ := errs.As(err)
+		status, msg = statusOf[e.Kind], e.Msg
+	case errors.As(err, &httpErr):
+		status, msg = httpErr.Status, httpErr.Msg
+	case errors.As(err, &tooBig):
+		status, msg = http.StatusRequestEntityTooLarge, router.TooLarge(tooBig.Limit).Msg
 	}
 	switch {
-	case errors.As(err, &apiErr):
-		if apiErr.Status >= 500 {
-			s.log.ErrorContext(c, "request failed", "status", apiErr.Status, "error", apiErr.Message)
+	case status == http.StatusTooManyRequests:
+		c.Header("Retry-After", retryAfter(errs.RetryAfterOf(err, defaultRetryAfter)))
+	case status == http.StatusServiceUnavailable:
+		if d := errs.RetryAfterOf(err, 0); d > 0 {
+			c.Header("Retry-After", retryAfter(d))
 		}
-		c.AbortWithStatusJSON(apiErr.Status, ErrorBody{Error: apiErr.Message})
-	case errors.As(err, &fleetErr):
-		if fleetErr.Status == http.StatusTooManyRequests {
-			c.Header("Retry-After", strconv.Itoa(auth.RetryAfterOf(err)))
-		}
-		c.AbortWithStatusJSON(fleetErr.Status, ErrorBody{Error: fleetErr.Msg})
-	case errors.As(err, &tooBig):
-		c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, ErrorBody{Error: tooLargeMessage(tooBig.Limit)})
-	default:
-		s.log.ErrorContext(c, "request failed", "status", http.StatusInternalServerError, "error", err)
-		c.AbortWithStatusJSON(http.StatusInternalServerError, ErrorBody{Error: "internal server error; the hub log has the details under this request's X-Request-Id"})
 	}
+	switch e, _ := errs.As(err); {
+	case status == http.StatusInternalServerError:
+		s.log.ErrorContext(c, "request failed", "status", status, "error", errorDetail(err))
+	case status > 500 && e != nil && e.Err != nil:
+		// A dependency is down: its cause is for the log. A plain
+		// "retry later" (a full queue) is already in the access log.
+		s.log.WarnContext(c, "request failed", "status", status, "error", errorDetail(err))
+	}
+	c.AbortWithStatusJSON(status, ErrorBody{Error: msg})
 }
 
-// authStatus maps the user-facing errors of the auth service.
-func authStatus(err error) int {
-	switch auth.KindOf(err) {
-	case auth.KindInvalid:
-		return http.StatusBadRequest
-	case auth.KindUnauthorized:
-		return http.StatusUnauthorized
-	case auth.KindForbidden:
-		return http.StatusForbidden
-	case auth.KindNotFound:
-		return http.StatusNotFound
-	case auth.KindConflict:
-		return http.StatusConflict
-	case auth.KindThrottled:
-		return http.StatusTooManyRequests
-	}
-	return 0
+// retryAfter is a Retry-After value: whole seconds, rounded up.
+func retryAfter(d time.Duration) string {
+	return strconv.Itoa(int(math.Ceil(d.Seconds())))
 }
 
-func tooLargeMessage(limit int64) string {
-	return fmt.Sprintf("request body too large: the limit is %d bytes", limit)
+// errorDetail is what the log says of err: its message and, for a kind
+// with a hidden cause, the cause.
+func errorDetail(err error) string {
+	if e, ok := errs.As(err); ok && e.Err != nil {
+		return fmt.Sprintf("%s: %v", e.Msg, e.Err)
+	}
+	return err.Error()
+}
+
+// invalidField is an Invalid error about one parameter or field, whose
+// message already names it.
+func invalidField(field, format string, args ...any) error {
+	e := errs.Invalidf(format, args...)
+	e.Field = field
+	return e
 }

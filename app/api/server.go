@@ -1,10 +1,15 @@
-// Package api is the hub's HTTP surface: the gin engine, THE route table
-// (routes.go), the middleware every request passes through, and the OpenAPI
-// 3.1 document and /api/docs page generated from the same table.
+// Package api is the hub's HTTP surface: THE route table (routes.go), one
+// handler file per resource, the middleware every request passes through
+// (request id, metrics and access log, body limits and deadlines, CSRF, and
+// authorize, the one access check driven by each row's permission), and
+// writeError, the one place an error becomes a status. The machinery that
+// turns rows into handlers and into the OpenAPI document lives in
+// app/api/router.
 //
-// It sits under app/hub, which hands in the concrete store, metrics
-// registry and UI handler; api declares the small interfaces it needs
-// (Pinger) and imports no other service package.
+// It sits under app/hub, which hands in the concrete services; api
+// declares the small interfaces it needs (Pinger, Accounts, Fleet,
+// FlowStore, ...) and, as one of the two packages that fan in, imports
+// the services' request and response types.
 package api
 
 import (
@@ -20,6 +25,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"netmon/app/api/router"
 	"netmon/app/auth"
 	"netmon/app/auth/oidc"
 	"netmon/app/history"
@@ -56,9 +62,9 @@ type Deps struct {
 	Metrics *prometheus.Registry
 	// UI serves every GET/HEAD outside /api (the UI shell fallback).
 	UI http.Handler
-	// Auth identifies callers and manages users, tokens and sessions; nil
-	// (unit tests of the plumbing) means everything is open.
-	Auth *auth.Service
+	// Auth identifies callers and manages users, tokens and sessions
+	// (*auth.Service). Required: there is no open default.
+	Auth Accounts
 	// SSO is the OpenID Connect login; nil or disabled answers 404.
 	SSO SSO
 	// Audit reads and verifies the audit chain.
@@ -84,7 +90,8 @@ type Deps struct {
 	Live http.Handler
 	// Flows reads flows, syslog and events (*store.DB).
 	Flows FlowStore
-	// Fleet enrolls agents and serves their routes.
+	// Fleet enrolls agents and serves their routes; authorize resolves
+	// agent credentials through it (AgentAuthenticator).
 	Fleet Fleet
 	// CertAgentID reads the agent id of a verified client certificate
 	// (nil without TLS).
@@ -115,14 +122,42 @@ type AuditReader interface {
 	VerifyAudit(ctx context.Context) (store.AuditVerify, error)
 }
 
+// Accounts is the auth service (*auth.Service): authorize asks its
+// Authenticator part who a credential is; the session and admin handlers
+// manage sessions, users and tokens through the rest.
+type Accounts interface {
+	Authenticator
+	Login(ctx context.Context, req auth.LoginRequest, ip, oldToken string) (string, *auth.Identity, error)
+	LoginSSO(ctx context.Context, l auth.SSOLogin, oldToken string) (string, *auth.Identity, error)
+	Logout(ctx context.Context, id *auth.Identity) error
+	ListUsers(ctx context.Context, actor *auth.Identity) ([]auth.UserView, error)
+	CreateUser(ctx context.Context, actor *auth.Identity, req auth.UserCreate) (auth.UserView, error)
+	UpdateUser(ctx context.Context, actor *auth.Identity, id int64, req auth.UserUpdate) (auth.UserView, error)
+	DeleteUser(ctx context.Context, actor *auth.Identity, id int64) error
+	ListTokens(ctx context.Context, actor *auth.Identity) ([]auth.TokenView, error)
+	CreateToken(ctx context.Context, actor *auth.Identity, req auth.TokenCreate) (auth.TokenCreated, error)
+	DeleteToken(ctx context.Context, actor *auth.Identity, id int64) error
+}
+
+// Authenticator is what the access check needs of the auth service: who a
+// session or API token is, whether authentication is on (and the open
+// identity when it is not), the site mode, and recording a refusal.
+type Authenticator interface {
+	Authenticate(ctx context.Context, cr auth.Credentials) (*auth.Identity, error)
+	Required(ctx context.Context) (bool, error)
+	OpenIdentity() *auth.Identity
+	MultiSite() bool
+	Denied(ctx context.Context, id *auth.Identity, perm auth.Permission, route string)
+}
+
 // Server is the hub's HTTP API.
 type Server struct {
 	log     *slog.Logger
 	cfg     Config
 	deps    Deps
 	engine  *gin.Engine
-	routes  []Route
-	doc     renderedDoc
+	routes  []router.Route
+	doc     *router.Document
 	metrics *httpMetrics
 	// metricsHandler serves /metrics from deps.Metrics.
 	metricsHandler http.Handler
@@ -143,7 +178,11 @@ func New(log *slog.Logger, cfg Config, deps Deps) (*Server, error) {
 
 // build is New with the table as a parameter, so tests can serve extra
 // routes through the very same machinery.
-func build(log *slog.Logger, cfg Config, deps Deps, table func(*Server) []Route) (*Server, error) {
+func build(log *slog.Logger, cfg Config, deps Deps, table func(*Server) []router.Route) (*Server, error) {
+	if deps.Auth == nil {
+		// Fail closed: no access check is never "everyone is admin".
+		return nil, fmt.Errorf("api: no auth service (Deps.Auth)")
+	}
 	if deps.Metrics == nil {
 		deps.Metrics = prometheus.NewRegistry()
 	}
@@ -167,10 +206,10 @@ func build(log *slog.Logger, cfg Config, deps Deps, table func(*Server) []Route)
 	s.metrics = m
 	s.metricsHandler = newMetricsHandler(deps.Metrics)
 	s.routes = table(s)
-	if err := checkTable(s.routes); err != nil {
+	if err := router.CheckTable(s.routes); err != nil {
 		return nil, err
 	}
-	if s.doc, err = renderDocument(s.routes, cfg.Version); err != nil {
+	if s.doc, err = router.Render(s.routes, docInfo(cfg.Version)); err != nil {
 		return nil, fmt.Errorf("render openapi document: %w", err)
 	}
 	s.engine = s.buildEngine()
@@ -181,9 +220,11 @@ func build(log *slog.Logger, cfg Config, deps Deps, table func(*Server) []Route)
 func (s *Server) Handler() http.Handler { return s.engine }
 
 // Routes returns the route table.
-func (s *Server) Routes() []Route { return s.routes }
+func (s *Server) Routes() []router.Route { return s.routes }
 
-// buildEngine is the only place that registers handlers on the engine.
+// buildEngine builds the engine: the middleware every request passes
+// through, then the table through router.Register (the only caller of
+// engine.Handle), each route behind its own chain (middleware).
 func (s *Server) buildEngine() *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
@@ -203,22 +244,13 @@ func (s *Server) buildEngine() *gin.Engine {
 	_ = e.SetTrustedProxies(proxies) // already parsed: cannot fail
 	e.Use(s.recoverer, s.bodyDeadline, s.requestID, s.observe, securityHeaders, requestInfo, s.csrf)
 	for _, r := range s.routes {
-		ginPath := toGinPath(r.Path)
+		ginPath := router.GinPath(r.Path)
 		s.templates[ginPath] = r.Path
 		if r.BodyTimeout > 0 {
 			s.bodyTimeouts[r.Method+" "+ginPath] = r.BodyTimeout
 		}
-		limit := s.cfg.BodyLimit
-		if r.BodyLimit > 0 {
-			limit = r.BodyLimit
-		}
-		chain := []gin.HandlerFunc{s.bodyLimit(limit)}
-		if changes(r.Method) {
-			chain = append(chain, detach)
-		}
-		chain = append(chain, s.authorize(r), r.Do.handler(s))
-		e.Handle(r.Method, ginPath, chain...)
 	}
+	router.Register(e, s.routes, s.middleware, s.writeError)
 	e.NoRoute(s.noRoute)
 	e.NoMethod(func(c *gin.Context) {
 		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, ErrorBody{
@@ -240,48 +272,16 @@ func (s *Server) noRoute(c *gin.Context) {
 	c.AbortWithStatusJSON(http.StatusNotFound, ErrorBody{Error: fmt.Sprintf("no such endpoint: %s %s (the list is at /api/docs)", c.Request.Method, p)})
 }
 
-// toGinPath turns /a/{id}/b into gin's /a/:id/b.
-func toGinPath(p string) string {
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		switch p[i] {
-		case '{':
-			b.WriteByte(':')
-		case '}':
-		default:
-			b.WriteByte(p[i])
-		}
+// middleware is the chain of one route before its handler: the body
+// limit, the detached context of a change, and the access check.
+func (s *Server) middleware(r router.Route) []gin.HandlerFunc {
+	limit := s.cfg.BodyLimit
+	if r.BodyLimit > 0 {
+		limit = r.BodyLimit
 	}
-	return b.String()
-}
-
-// fromGinPath turns gin's /a/:id/b (or *rest) into /a/{id}/b.
-func fromGinPath(p string) string {
-	parts := strings.Split(p, "/")
-	for i, part := range parts {
-		if strings.HasPrefix(part, ":") || strings.HasPrefix(part, "*") {
-			parts[i] = "{" + part[1:] + "}"
-		}
+	chain := []gin.HandlerFunc{s.bodyLimit(limit)}
+	if changes(r.Method) {
+		chain = append(chain, detach)
 	}
-	return strings.Join(parts, "/")
-}
-
-// checkTable refuses a table with duplicate routes or operation ids.
-func checkTable(routes []Route) error {
-	seen := map[string]bool{}
-	ops := map[string]bool{}
-	for _, r := range routes {
-		k := r.Method + " " + r.Path
-		if seen[k] {
-			return fmt.Errorf("route table: %s declared twice", k)
-		}
-		if ops[r.OperationID] || r.OperationID == "" {
-			return fmt.Errorf("route table: %s: operationId %q empty or not unique", k, r.OperationID)
-		}
-		if r.Perm == "" || r.Summary == "" || r.Tag == "" {
-			return fmt.Errorf("route table: %s: permission, summary and tag are required", k)
-		}
-		seen[k], ops[r.OperationID] = true, true
-	}
-	return nil
+	return append(chain, s.authorize(r))
 }

@@ -53,6 +53,8 @@ func TestScenarios(t *testing.T) {
 			wantHeader: map[string]string{"Cache-Control": "no-store"}},
 		{desc: "HSTS over TLS", req: request{method: "GET", url: "/healthz", tls: true}, wantStatus: 200,
 			wantHeader: map[string]string{"Strict-Transport-Security": "max-age=31536000"}},
+		{desc: "docs page", req: request{method: "GET", url: "/api/docs"}, wantStatus: 200,
+			wantIn: `id="agentHello"`, wantHeader: map[string]string{"Content-Type": "text/html; charset=utf-8"}},
 		{desc: "metrics is Prometheus text", req: request{method: "GET", url: "/metrics"}, wantStatus: 200,
 			wantIn: "netmon_http_request_duration_seconds"},
 	}
@@ -94,54 +96,6 @@ func TestRequestIDReplacedWhenMalformed(t *testing.T) {
 		if got == bad || !regexp.MustCompile(`^[0-9a-f]{24}$`).MatchString(got) {
 			t.Errorf("X-Request-Id %q answered with %q, want a fresh 24-hex id", bad, got)
 		}
-	}
-}
-
-func TestBinder(t *testing.T) {
-	s, _ := newTestServer(t, &fakePinger{}, testRoutes)
-	tests := []struct {
-		desc       string
-		url        string
-		wantStatus int
-		wantBody   string
-	}{
-		{"defaults applied", "/api/test/items/7?name=a", 200,
-			`{"id":7,"minutes":60,"by":"5tuple","ratio":0,"verbose":false,"name":"a"}`},
-		{"every parameter set", "/api/test/items/7?name=a&minutes=10080&by=pair&ratio=0.5&verbose=true", 200,
-			`{"id":7,"minutes":10080,"by":"pair","ratio":0.5,"verbose":true,"name":"a"}`},
-		{"empty value means absent", "/api/test/items/7?name=a&minutes=", 200,
-			`{"id":7,"minutes":60,"by":"5tuple","ratio":0,"verbose":false,"name":"a"}`},
-		{"above the range", "/api/test/items/7?name=a&minutes=10081", 400,
-			`{"error":"query parameter \"minutes\": must be an integer between 1 and 10080"}`},
-		{"below the range", "/api/test/items/7?name=a&minutes=0", 400,
-			`{"error":"query parameter \"minutes\": must be an integer between 1 and 10080"}`},
-		{"not an integer", "/api/test/items/7?name=a&minutes=1h", 400,
-			`{"error":"query parameter \"minutes\": must be an integer between 1 and 10080"}`},
-		{"integer overflow", "/api/test/items/7?name=a&minutes=99999999999999999999", 400,
-			`{"error":"query parameter \"minutes\": must be an integer between 1 and 10080"}`},
-		{"not in the enum", "/api/test/items/7?name=a&by=triple", 400,
-			`{"error":"query parameter \"by\": must be one of 5tuple, pair"}`},
-		{"NaN is not a number", "/api/test/items/7?name=a&ratio=NaN", 400,
-			`{"error":"query parameter \"ratio\": must be a number between 0 and 1"}`},
-		{"not a boolean", "/api/test/items/7?name=a&verbose=yes", 400,
-			`{"error":"query parameter \"verbose\": must be true or false"}`},
-		{"required missing", "/api/test/items/7", 400,
-			`{"error":"query parameter \"name\" is required"}`},
-		{"path parameter not a number", "/api/test/items/x?name=a", 400,
-			`{"error":"path parameter \"id\": must be an integer of at least 1"}`},
-		{"path parameter zero", "/api/test/items/0?name=a", 400,
-			`{"error":"path parameter \"id\": must be an integer of at least 1"}`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.desc, func(t *testing.T) {
-			w := do(t, s.Handler(), request{method: "GET", url: tt.url})
-			if w.Code != tt.wantStatus {
-				t.Fatalf("status = %d, want %d; body %s", w.Code, tt.wantStatus, w.Body)
-			}
-			if diff := cmp.Diff(strings.TrimSpace(w.Body.String()), tt.wantBody); diff != "" {
-				t.Errorf("body (-got, +want):\n%s", diff)
-			}
-		})
 	}
 }
 

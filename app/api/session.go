@@ -1,16 +1,15 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
+	"netmon/app/api/router"
 	"netmon/app/auth"
-	"netmon/app/auth/oidc"
+	"netmon/app/errs"
 )
 
 type loginIn struct {
@@ -86,30 +85,27 @@ func oldSessionToken(c *gin.Context) string {
 
 func (s *Server) login(c *gin.Context, in *loginIn) (LoginResult, error) {
 	if in.Body.Password == "" {
-		return LoginResult{}, Errorf(http.StatusBadRequest, "password is required")
+		return LoginResult{}, invalidField("password", "password is required")
 	}
 	tok, _, err := s.deps.Auth.Login(c, in.Body, c.ClientIP(), oldSessionToken(c))
 	if err != nil {
-		if auth.KindOf(err) == auth.KindThrottled {
-			c.Header("Retry-After", strconv.Itoa(auth.RetryAfterOf(err)))
-		}
-		return LoginResult{}, err
+		return LoginResult{}, err // a 429 gets its Retry-After in writeError
 	}
 	s.setSessionCookie(c, tok)
 	return LoginResult{OK: true, Token: tok}, nil
 }
 
-func (s *Server) logout(c *gin.Context, _ *NoInput) (OKResult, error) {
-	if err := s.deps.Auth.Logout(c, identity(c)); err != nil {
+func (s *Server) logout(c *gin.Context, _ *router.NoInput) (OKResult, error) {
+	if err := s.deps.Auth.Logout(c, callerOf(c)); err != nil {
 		return OKResult{}, err
 	}
 	s.clearSessionCookie(c)
 	return OKResult{OK: true}, nil
 }
 
-func (s *Server) authStatus(c *gin.Context, _ *NoInput) (AuthStatus, error) {
+func (s *Server) authStatus(c *gin.Context, _ *router.NoInput) (AuthStatus, error) {
 	st := AuthStatus{SSO: s.deps.SSO != nil && s.deps.SSO.Enabled(), MultiSite: s.multiSite()}
-	id, err := s.identify(c)
+	id, err := s.authenticateUser(c)
 	if err != nil {
 		return AuthStatus{}, err
 	}
@@ -154,7 +150,7 @@ func (s *Server) oidcCallback(c *gin.Context) {
 	}
 	tok, _, err := s.deps.Auth.LoginSSO(c, auth.SSOLogin{Issuer: l.Issuer, Subject: l.Subject, Username: l.Username, Role: l.Role}, oldSessionToken(c))
 	if err != nil {
-		if auth.KindOf(err) == 0 {
+		if errs.KindOf(err) == errs.Internal {
 			s.log.ErrorContext(c, "sso session failed", "error", err)
 			fail("SSO login failed on the hub; see its log")
 			return
@@ -166,9 +162,10 @@ func (s *Server) oidcCallback(c *gin.Context) {
 	c.Redirect(http.StatusFound, "/")
 }
 
+// ssoMessage is what the user is told of a failed SSO step: the
+// provider's user-safe message (an errs kind), never its cause.
 func ssoMessage(err error) string {
-	var e *oidc.Error
-	if errors.As(err, &e) {
+	if e, ok := errs.As(err); ok {
 		return e.Msg
 	}
 	return "SSO provider unavailable"

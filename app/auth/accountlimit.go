@@ -1,9 +1,10 @@
 package auth
 
 import (
-	"fmt"
 	"sync"
 	"time"
+
+	"netmon/app/errs"
 )
 
 // AccountLimitConfig is the per-username part of the login throttle.
@@ -138,6 +139,5 @@ func (l *accountLimit) sweepLocked(now time.Time) {
 // accountThrottled is the 429 of an account under attack.
 func accountThrottled(wait time.Duration) error {
 	secs := max(1, int((wait+time.Second-1)/time.Second))
-	return &Error{Kind: KindThrottled, RetryAfter: secs,
-		Msg: fmt.Sprintf("too many failed sign-ins for this account; try again in %d seconds", secs)}
+	return errs.Throttledf(time.Duration(secs)*time.Second, "too many failed sign-ins for this account; try again in %d seconds", secs)
 }

@@ -3,6 +3,8 @@ package auth
 import (
 	"testing"
 	"time"
+
+	"netmon/app/errs"
 )
 
 func TestAccountLimit(t *testing.T) {
@@ -50,7 +52,7 @@ func TestAccountLimit(t *testing.T) {
 	if _, ok := l.admit("carol", true); !ok {
 		t.Error("an untouched account was limited")
 	}
-	if err := accountThrottled(1500 * time.Millisecond); RetryAfterOf(err) != 2 || err.Error() != "too many failed sign-ins for this account; try again in 2 seconds" {
-		t.Errorf("error %q, Retry-After %d", err, RetryAfterOf(err))
+	if err := accountThrottled(1500 * time.Millisecond); errs.RetryAfterOf(err, 0) != 2*time.Second || err.Error() != "too many failed sign-ins for this account; try again in 2 seconds" {
+		t.Errorf("error %q, Retry-After %d", err, errs.RetryAfterOf(err, 0))
 	}
 }

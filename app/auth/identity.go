@@ -2,7 +2,8 @@ package auth
 
 import (
 	"context"
-	"errors"
+
+	"netmon/app/errs"
 )
 
 // ActorType says how an identity signed in (audit v2 field actor_type).
@@ -55,7 +56,7 @@ func (id *Identity) SiteFilter() string {
 // ErrNotVisible is returned by Visible for another site's object; the API
 // answers it with 404, exactly as for an object that does not exist, so a
 // site-bound caller cannot learn what other sites hold.
-var ErrNotVisible = errors.New("not found")
+var ErrNotVisible = errs.NotFoundf("not found")
 
 // Visible returns ErrNotVisible when an object of site objSite is outside
 // the identity's scope. Every detail, update and delete handler of a

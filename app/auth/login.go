@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"netmon/app/audit"
+	"netmon/app/errs"
 	"netmon/store"
 )
 
@@ -40,7 +41,7 @@ func (s *Service) Login(ctx context.Context, req LoginRequest, ip, oldToken stri
 	}
 	id, err := s.checkCredentials(ctx, username, req.Password)
 	if err != nil {
-		if KindOf(err) == KindUnauthorized {
+		if errs.KindOf(err) == errs.Unauthorized {
 			attempt.Fail()
 			if username != "" {
 				s.accounts.fail(username)

@@ -40,10 +40,10 @@ const SessionMaxAge = sessionCookieMaxAge
 // CheckPasswordPolicy returns a user-facing error for an unacceptable password.
 func CheckPasswordPolicy(pw string) error {
 	if utf8.RuneCountInString(pw) < MinPasswordLen {
-		return invalid("password must be at least %d characters", MinPasswordLen)
+		return invalidField("password", "password must be at least %d characters", MinPasswordLen)
 	}
 	if len(pw) > MaxPasswordBytes {
-		return invalid("password must be at most %d bytes", MaxPasswordBytes)
+		return invalidField("password", "password must be at most %d bytes", MaxPasswordBytes)
 	}
 	return nil
 }

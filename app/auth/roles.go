@@ -30,13 +30,13 @@ type Permission string
 
 // The permissions.
 const (
-	PermView        Permission = "view"
-	PermOperate     Permission = "operate"
-	PermAnalyze     Permission = "analyze"
-	PermDevices     Permission = "devices"
-	PermAgents      Permission = "agents"
-	PermAdmin       Permission = "admin"
-	PermGlobalAdmin Permission = "global-admin"
+	PermView         Permission = "view"
+	PermOperate      Permission = "operate"
+	PermAnalyze      Permission = "analyze"
+	PermDevices      Permission = "devices"
+	PermManageAgents Permission = "agents"
+	PermAdmin        Permission = "admin"
+	PermGlobalAdmin  Permission = "global-admin"
 )
 
 // matrix is spec section 5 item 7, plus the multi-site roles:
@@ -48,12 +48,12 @@ const (
 // In single-site mode there is no global-admin role, and admin holds
 // global-admin so that providers can be managed at all.
 var matrix = map[Role][]Permission{
-	RoleAdmin:       {PermView, PermOperate, PermAnalyze, PermDevices, PermAgents, PermAdmin},
+	RoleAdmin:       {PermView, PermOperate, PermAnalyze, PermDevices, PermManageAgents, PermAdmin},
 	RoleNetOps:      {PermView, PermOperate, PermAnalyze, PermDevices},
 	RoleAnalyst:     {PermView, PermAnalyze},
 	RoleViewer:      {PermView},
-	RoleSiteAdmin:   {PermView, PermOperate, PermAnalyze, PermDevices, PermAgents, PermAdmin},
-	RoleGlobalAdmin: {PermView, PermOperate, PermAnalyze, PermDevices, PermAgents, PermAdmin, PermGlobalAdmin},
+	RoleSiteAdmin:   {PermView, PermOperate, PermAnalyze, PermDevices, PermManageAgents, PermAdmin},
+	RoleGlobalAdmin: {PermView, PermOperate, PermAnalyze, PermDevices, PermManageAgents, PermAdmin, PermGlobalAdmin},
 }
 
 // Allows reports whether role holds permission p.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"netmon/app/audit"
+	"netmon/app/errs"
 	"netmon/store"
 )
 
@@ -28,7 +29,7 @@ type SSOLogin struct {
 func (s *Service) LoginSSO(ctx context.Context, l SSOLogin, oldToken string) (string, *Identity, error) {
 	role := Role(l.Role)
 	if !ValidRole(role, s.cfg.MultiSite) {
-		return "", nil, forbidden("SSO role %q is not a netmon role in this mode", l.Role)
+		return "", nil, errs.Forbiddenf("SSO role %q is not a netmon role in this mode", l.Role)
 	}
 	sys := &Identity{Username: "oidc:" + l.Issuer, Role: RoleGlobalAdmin, Actor: ActorOIDC}
 	u, err := s.db.GetUserByOIDC(ctx, l.Issuer, l.Subject)
@@ -60,7 +61,7 @@ func (s *Service) LoginSSO(ctx context.Context, l SSOLogin, oldToken string) (st
 		}
 	}
 	if !u.Enabled {
-		return "", nil, forbidden("account %s is disabled", u.Username)
+		return "", nil, errs.Forbiddenf("account %s is disabled", u.Username)
 	}
 	id := &Identity{Username: u.Username, Role: Role(u.Role), Site: u.Site, Actor: ActorOIDC, UserID: u.ID}
 	if oldToken != "" {
@@ -100,7 +101,7 @@ func (s *Service) createSSOUser(ctx context.Context, sys *Identity, l SSOLogin) 
 		}
 		return u, err
 	}
-	return store.User{}, conflict("no free username for SSO user %q", base)
+	return store.User{}, errs.Conflictf("no free username for SSO user %q", base)
 }
 
 // sanitizeUsername turns a provider's name into a valid netmon username.

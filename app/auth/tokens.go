@@ -58,7 +58,7 @@ func (s *Service) ListTokens(ctx context.Context, actor *Identity) ([]TokenView,
 func (s *Service) CreateToken(ctx context.Context, actor *Identity, req TokenCreate) (TokenCreated, error) {
 	name := strings.TrimSpace(req.Name)
 	if name == "" || utf8.RuneCountInString(name) > 64 {
-		return TokenCreated{}, invalid("name must be 1-64 characters")
+		return TokenCreated{}, invalidField("name", "name must be 1-64 characters")
 	}
 	site := actor.PinSite(strings.TrimSpace(req.Site))
 	if err := s.checkGrant(actor, Role(req.Role), site); err != nil {

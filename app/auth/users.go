@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"netmon/app/audit"
+	"netmon/app/errs"
 	"netmon/store"
 )
 
@@ -50,14 +51,14 @@ var siteRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._ -]{0,63}$`)
 func NormalizeUsername(name string) (string, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	if !usernameRE.MatchString(n) {
-		return "", invalid("username must be 1-64 characters of a-z, 0-9, '.', '_', '@' or '-', starting with a letter or digit")
+		return "", invalidField("username", "username must be 1-64 characters of a-z, 0-9, '.', '_', '@' or '-', starting with a letter or digit")
 	}
 	return n, nil
 }
 
 func checkSite(site string) error {
 	if site != "" && !siteRE.MatchString(site) {
-		return invalid("site must be 1-64 characters of letters, digits, space, '.', '_' or '-'")
+		return invalidField("site", "site must be 1-64 characters of letters, digits, space, '.', '_' or '-'")
 	}
 	return nil
 }
@@ -69,19 +70,19 @@ func (s *Service) checkGrant(actor *Identity, role Role, site string) error {
 		for _, r := range Roles(s.cfg.MultiSite) {
 			names = append(names, string(r))
 		}
-		return invalid("role must be one of %s", strings.Join(names, ", "))
+		return invalidField("role", "role must be one of %s", strings.Join(names, ", "))
 	}
 	if err := checkSite(site); err != nil {
 		return err
 	}
 	if role == RoleSiteAdmin && site == "" {
-		return invalid("role site-admin needs a site")
+		return invalidField("site", "role site-admin needs a site")
 	}
 	if rank(role) > rank(actor.Role) {
-		return forbidden("a %s cannot grant the role %s", actor.Role, role)
+		return errs.Forbiddenf("a %s cannot grant the role %s", actor.Role, role)
 	}
 	if actor.SiteBound() && site != actor.Site {
-		return forbidden("a site-bound identity can only manage its own site (%s)", actor.Site)
+		return errs.Forbiddenf("a site-bound identity can only manage its own site (%s)", actor.Site)
 	}
 	return nil
 }
@@ -125,7 +126,7 @@ func (s *Service) CreateUser(ctx context.Context, actor *Identity, req UserCreat
 		return err
 	})
 	if errors.Is(err, store.ErrConflict) {
-		return UserView{}, conflict("username %q is taken", name)
+		return UserView{}, errs.Conflictf("username %q is taken", name)
 	}
 	if err != nil {
 		return UserView{}, err
@@ -159,7 +160,7 @@ func (s *Service) UpdateUser(ctx context.Context, actor *Identity, id int64, req
 		return UserView{}, err
 	}
 	if req.Enabled != nil && !*req.Enabled && actor.UserID == id {
-		return UserView{}, forbidden("you cannot disable your own account")
+		return UserView{}, errs.Forbiddenf("you cannot disable your own account")
 	}
 	role, site := Role(cur.Role), cur.Site
 	if req.Role != nil {
@@ -186,7 +187,7 @@ func (s *Service) UpdateUser(ctx context.Context, actor *Identity, id int64, req
 	}
 	if req.Password != nil {
 		if cur.OIDCSubject != "" && cur.PasswordHash == "" && *req.Password == "" {
-			return UserView{}, invalid("password must not be empty")
+			return UserView{}, invalidField("password", "password must not be empty")
 		}
 		h, err := HashPassword(*req.Password)
 		if err != nil {
@@ -211,7 +212,7 @@ func (s *Service) UpdateUser(ctx context.Context, actor *Identity, id int64, req
 	})
 	switch {
 	case errors.Is(err, store.ErrLastAdmin):
-		return UserView{}, conflict("%v", store.ErrLastAdmin)
+		return UserView{}, errs.Conflictf("%v", store.ErrLastAdmin)
 	case errors.Is(err, store.ErrNotFound):
 		return UserView{}, notFound("user")
 	case err != nil:
@@ -233,7 +234,7 @@ func (s *Service) DeleteUser(ctx context.Context, actor *Identity, id int64) err
 		return err
 	}
 	if actor.UserID == id {
-		return forbidden("you cannot delete your own account")
+		return errs.Forbiddenf("you cannot delete your own account")
 	}
 	if err := s.checkGrant(actor, Role(cur.Role), cur.Site); err != nil {
 		return err
@@ -248,7 +249,7 @@ func (s *Service) DeleteUser(ctx context.Context, actor *Identity, id int64) err
 	})
 	switch {
 	case errors.Is(err, store.ErrLastAdmin):
-		return conflict("%v", store.ErrLastAdmin)
+		return errs.Conflictf("%v", store.ErrLastAdmin)
 	case errors.Is(err, store.ErrNotFound):
 		return notFound("user")
 	case err != nil:

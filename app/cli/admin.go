@@ -64,13 +64,11 @@ func openAdmin(cmd *cobra.Command) (*adminEnv, func(), error) {
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
-	scfg := store.DefaultConfig()
-	scfg.DSN, scfg.MaxConns = cfg.DB, cfg.DBMaxConns
-	if !strings.Contains(cfg.DB, "://") {
+	if dsn := cfg.Store.DSN; !strings.Contains(dsn, "://") {
 		// A SQLite path: say which file, and never make a new empty
 		// database from a typo.
-		abs, _ := filepath.Abs(cfg.DB)
-		if _, err := os.Stat(cfg.DB); errors.Is(err, os.ErrNotExist) {
+		abs, _ := filepath.Abs(dsn)
+		if _, err := os.Stat(dsn); errors.Is(err, os.ErrNotExist) {
 			if create, _ := cmd.Flags().GetBool("create"); !create {
 				cancel()
 				return nil, nil, usageError{fmt.Errorf("database %s does not exist; give the hub's --db (or --config), or --create to make a new one", abs)}
@@ -78,14 +76,12 @@ func openAdmin(cmd *cobra.Command) (*adminEnv, func(), error) {
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "database: %s\n", abs)
 	}
-	db, err := store.Open(ctx, log.With("component", "store"), scfg)
+	db, err := store.Open(ctx, log.With("component", "store"), cfg.Store)
 	if err != nil {
 		cancel()
 		return nil, nil, err
 	}
-	acfg := auth.DefaultConfig()
-	acfg.MultiSite = cfg.MultiSite
-	svc, err := auth.New(log.With("component", "auth"), acfg, db, nil)
+	svc, err := auth.New(log.With("component", "auth"), cfg.Auth, db, nil)
 	if err != nil {
 		cancel()
 		_ = db.Close()
@@ -96,7 +92,7 @@ func openAdmin(cmd *cobra.Command) (*adminEnv, func(), error) {
 		name = u.Username
 	}
 	role := auth.RoleAdmin
-	if cfg.MultiSite {
+	if cfg.Auth.MultiSite {
 		role = auth.RoleGlobalAdmin
 	}
 	env := &adminEnv{db: db, auth: svc, ctx: audit.WithRequest(ctx, audit.Request{UserAgent: "netmon admin cli"}),

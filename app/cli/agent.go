@@ -66,7 +66,7 @@ SIGINT or SIGTERM stops it; batches not yet sent are kept in the queue.`,
 			for _, d := range cfg.Deprecated {
 				log.Warn("deprecated setting ignored", "setting", d, "instead", "collect.method (-collect-method)")
 			}
-			a := agentmode.New(log, agentConfig(cfg))
+			a := agentmode.New(log, cfg.Agent)
 			return agentmode.RunService(cmd.Context(), a.Run)
 		},
 	}
@@ -82,14 +82,6 @@ SIGINT or SIGTERM stops it; batches not yet sent are kept in the queue.`,
 		cmd.AddCommand(newAgentControlCmd(action.name, action.short))
 	}
 	return cmd
-}
-
-func agentConfig(c config.Agent) agentmode.Config {
-	a := agentmode.DefaultConfig()
-	a.HubURL, a.EnrollToken, a.HubCAFile = c.HubURL, c.HubToken, c.HubCA
-	a.Name, a.Site, a.StatePath = c.Name, c.Site, c.State
-	a.Collect.Method, a.Collect.PcapInterface = c.CollectMethod, c.PcapInterface
-	return a
 }
 
 // serviceSkip are the flags install does not copy into the service's
@@ -176,12 +168,12 @@ func serviceConfig(fs *pflag.FlagSet) (agentmode.ServiceConfig, error) {
 		return agentmode.ServiceConfig{}, usageError{err}
 	}
 	statePath := filepath.Join(agentmode.DefaultServiceStateDir(), agentmode.DefaultStateFile)
-	if fs.Changed("state") || cfg.State != config.DefaultAgentState {
-		if statePath, err = filepath.Abs(cfg.State); err != nil {
+	if fs.Changed("state") || cfg.Agent.StatePath != config.DefaultAgentState {
+		if statePath, err = filepath.Abs(cfg.Agent.StatePath); err != nil {
 			return agentmode.ServiceConfig{}, fmt.Errorf("state: %w", err)
 		}
 	}
-	if cfg.HubToken == "" {
+	if cfg.Agent.EnrollToken == "" {
 		ok, err := agentmode.Enrolled(statePath)
 		if err != nil {
 			return agentmode.ServiceConfig{}, err
@@ -222,7 +214,7 @@ func serviceConfig(fs *pflag.FlagSet) (agentmode.ServiceConfig, error) {
 		exe = resolved
 	}
 	return agentmode.ServiceConfig{
-		Description: "netmon agent: sends interface counters and connections to " + cfg.HubURL,
+		Description: "netmon agent: sends interface counters and connections to " + cfg.Agent.HubURL,
 		Executable:  exe,
 		Arguments:   args,
 		StateDir:    filepath.Dir(statePath),

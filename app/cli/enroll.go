@@ -40,13 +40,13 @@ A token set with -enroll-token is not affected.`,
 			if err != nil {
 				return usageError{err}
 			}
-			if cfg.VaultKeySource != vault.SourceEnv {
+			if cfg.Vault.Source != vault.SourceEnv {
 				// LoadKey would make a new key: that is the hub's business.
-				if _, err := os.Stat(cfg.VaultKeyFile); err != nil {
-					return usageError{fmt.Errorf("vault key file %s: %w; give the hub's --vault-key-file", cfg.VaultKeyFile, err)}
+				if _, err := os.Stat(cfg.Vault.File); err != nil {
+					return usageError{fmt.Errorf("vault key file %s: %w; give the hub's --vault-key-file", cfg.Vault.File, err)}
 				}
 			}
-			key, _, err := vault.LoadKey(vault.Config{Source: cfg.VaultKeySource, File: cfg.VaultKeyFile}, os.Getenv)
+			key, _, err := vault.LoadKey(cfg.Vault, os.Getenv)
 			if err != nil {
 				return fmt.Errorf("vault key: %w", err)
 			}

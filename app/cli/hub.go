@@ -34,11 +34,15 @@ requests get up to 10 seconds, then the database is closed.`,
 			if err := cfg.ResolvePaths(); err != nil {
 				return usageError{err}
 			}
-			log, err := logging.New(cmd.ErrOrStderr(), cfg.LogFormat, cfg.LogLevel)
+			log, err := logging.New(cmd.ErrOrStderr(), cfg.Server.LogFormat, cfg.Server.LogLevel)
 			if err != nil {
 				return usageError{err}
 			}
-			return runHub(cmd.Context(), hub.New(log, cfg))
+			h, err := hub.New(cmd.Context(), log, cfg)
+			if err != nil {
+				return err
+			}
+			return runHub(cmd.Context(), h)
 		},
 	}
 	config.AddHubFlags(cmd.Flags())

@@ -1,6 +1,5 @@
 // Package cli is the netmon command line: the cobra root and its
-// subcommands (`hub`, `version`; the agent and admin groups join with their
-// features). Commands are built by constructors with no package-level
+// subcommands (`hub`, `agent`, `admin`, `config print`, `version`). Commands are built by constructors with no package-level
 // state, and every spec-style single-dash long flag (-port 8080) is
 // rewritten to its double-dash form before cobra parses (normalize.go).
 package cli
@@ -74,7 +73,7 @@ Long flags take one dash or two: -port 8080 and --port 8080 are the same.`,
 	root.SetVersionTemplate(version.String() + "\n")
 	// netmon completion bash|zsh|fish|powershell (cobra's generator).
 	root.CompletionOptions.HiddenDefaultCmd = false
-	root.AddCommand(newHubCmd(), newAdminCmd(), newVersionCmd())
+	root.AddCommand(newHubCmd(), newAdminCmd(), newConfigCmd(), newVersionCmd())
 	root.AddCommand(newAgentCmd())
 	return root
 }

@@ -25,13 +25,16 @@ func TestStaticEnrollTokenSurvivesRestarts(t *testing.T) {
 	dir := t.TempDir()
 	db, key := filepath.Join(dir, "netmon.db"), filepath.Join(dir, "vault.key")
 	start := func() (*hub.Hub, string) {
-		cfg := config.DefaultHub()
-		cfg.Port, cfg.DB = 0, db
-		cfg.Access.VaultKeyFile = key
-		cfg.Capture.RecordDir, cfg.Capture.GeoIPDir, cfg.Capture.IPOnlineLookup = dir, dir, false
+		cfg := config.DefaultHubConfig()
+		cfg.Server.Port, cfg.Store.DSN = 0, db
+		cfg.Vault.File = key
+		cfg.Record.Dir, cfg.Geo.Dir, cfg.Geo.Online = dir, dir, false
 		var logs bytes.Buffer
 		log, _ := logging.New(&logs, "text", "info")
-		h := hub.New(log, cfg)
+		h, err := hub.New(context.Background(), log, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := h.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}

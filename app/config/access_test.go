@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"netmon/app/auth/oidc"
 )
 
 func TestLoadAccess(t *testing.T) {
@@ -26,16 +28,17 @@ oidc:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Access{
-		AuthPassword: "bootstrap-pw", SessionStore: "db", PublicURL: "https://netmon.example", MultiSite: true,
-		TrustedProxies: []string{"10.0.0.1", "192.168.0.0/16"}, VaultKeyFile: "vault.key", VaultKeySource: "env",
-		OIDC: OIDC{Issuer: "https://idp.example", ClientID: "netmon", ClientSecret: "from-env", DefaultRole: "viewer",
-			GroupRoles: map[string]string{"net-admins": "admin", "noc": "netops"}},
-	}
-	if diff := cmp.Diff(got.Access, want); diff != "" {
+	want := DefaultHubConfig()
+	want.Server.File = file
+	want.Auth.Password, want.Auth.SessionStore, want.Auth.MultiSite = "bootstrap-pw", "db", true
+	want.Server.PublicURL, want.Server.TrustedProxies = "https://netmon.example", []string{"10.0.0.1", "192.168.0.0/16"}
+	want.Vault.Source = "env"
+	want.OIDC = oidc.Config{Issuer: "https://idp.example", ClientID: "netmon", ClientSecret: "from-env", DefaultRole: "viewer",
+		GroupRoles: map[string]string{"net-admins": "admin", "noc": "netops"}}
+	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("(-got, +want):\n%s", diff)
 	}
-	if u := got.Access.OIDCRedirectURL(); u != "https://netmon.example/api/auth/oidc/callback" {
+	if u := got.Shared().OIDC.RedirectURL; u != "https://netmon.example/api/auth/oidc/callback" {
 		t.Errorf("redirect %q", u)
 	}
 }
@@ -47,12 +50,12 @@ func TestAccessFlagsAndPrefixedPassword(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Access.AuthPassword != "prefixed" || !cmp.Equal(got.Access.TrustedProxies, []string{"127.0.0.1", "::1"}) {
-		t.Errorf("got %+v", got.Access)
+	if got.Auth.Password != "prefixed" || !cmp.Equal(got.Server.TrustedProxies, []string{"127.0.0.1", "::1"}) {
+		t.Errorf("got %+v %+v", got.Auth, got.Server)
 	}
 	got, err = load(t, "--auth-password", "flag-wins")
-	if err != nil || got.Access.AuthPassword != "flag-wins" {
-		t.Errorf("flag: %v %q", err, got.Access.AuthPassword)
+	if err != nil || got.Auth.Password != "flag-wins" {
+		t.Errorf("flag: %v %q", err, got.Auth.Password)
 	}
 }
 

@@ -3,18 +3,19 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
-	"go.yaml.in/yaml/v3"
 
+	"netmon/agentmode"
+	"netmon/agentmode/collect"
 	"netmon/app/logging"
 )
 
-// Agent is the agent's configuration (spec 1, "Agent settings"). Nested
+// AgentConfig is the agent's configuration (spec 1, "Agent settings"):
+// the agent component's own Config plus the process's logging. Nested
 // YAML keys map to flags and variables like this:
 //
 //	hub.url                 -hub-url         NETMON_HUB__URL
@@ -23,27 +24,9 @@ import (
 //	collect.method          -collect-method  NETMON_COLLECT__METHOD
 //	collect.pcap_interface  -pcap-interface  NETMON_COLLECT__PCAP_INTERFACE
 //	name, site, state       -name, -site, -state   NETMON_NAME, NETMON_SITE, NETMON_STATE
-type Agent struct {
-	// HubURL is the hub's base address (http:// or https://).
-	HubURL string
-	// HubToken is the enroll token, needed for the first enrollment and
-	// for re-enrollment after the hub refuses the agent's token.
-	HubToken string
-	// HubCA is a PEM file of the CA the hub's certificate must chain to;
-	// empty = trust the hub on first use and pin the CA it returns.
-	HubCA string
-	// Name is how the hub shows this machine (default: the host name).
-	Name string
-	// Site is the machine's site (multi-site hubs).
-	Site string
-	// State is the state file; certificates and the offline queue go
-	// beside it.
-	State string
-	// CollectMethod is auto, ebpf, pcap, etw or off.
-	CollectMethod string
-	// PcapInterface is the interface of the pcap backend; empty = chosen
-	// by the agent.
-	PcapInterface string
+type AgentConfig struct {
+	// Agent is what the agent runs with (hub, identity, state, collection).
+	Agent agentmode.Config
 	// LogFormat is "text" or "json"; LogLevel "debug", "info", "warn" or
 	// "error".
 	LogFormat string
@@ -57,31 +40,52 @@ type Agent struct {
 
 // DefaultAgentState is the state file's default path, in the working
 // directory.
-const DefaultAgentState = "netmon-agent.state.json"
+const DefaultAgentState = agentmode.DefaultStateFile
 
 // AgentCollectMethods are the accepted values of collect.method.
-var AgentCollectMethods = []string{"auto", "ebpf", "pcap", "etw", "off"}
+var AgentCollectMethods = collect.Methods
 
-// DefaultAgent returns the defaults; Name is filled from the host name at
-// load time.
-func DefaultAgent() Agent {
-	return Agent{State: DefaultAgentState, CollectMethod: "auto", LogFormat: "text", LogLevel: "info"}
+// DefaultAgentConfig returns the defaults; Agent.Name is filled from the
+// host name at load time.
+func DefaultAgentConfig() AgentConfig {
+	return AgentConfig{Agent: agentmode.DefaultConfig(), LogFormat: "text", LogLevel: "info"}
 }
 
-// agentFlagKeys maps each agent flag to its configuration key.
-var agentFlagKeys = map[string]string{
-	"hub-url":        "hub.url",
-	"hub-token":      "hub.token",
-	"hub-ca":         "hub.ca",
-	"name":           "name",
-	"site":           "site",
-	"state":          "state",
-	"collect-method": "collect.method",
-	"pcap-interface": "collect.pcap_interface",
-	"pcap":           "collect.pcap",
-	"config":         "config",
-	"log-format":     "log_format",
-	"log-level":      "log_level",
+// agentBindings binds every agent setting to its one field.
+var agentBindings = []binding[AgentConfig]{
+	{key: "config", flag: "config", field: "File", kind: str{},
+		usage: "YAML configuration file with keys hub.url, hub.token, hub.ca, name, site, state, collect.method, collect.pcap_interface, log_format, log_level (env NETMON_CONFIG)",
+		ptr:   func(c *AgentConfig) any { return &c.File }},
+	{key: "hub.url", flag: "hub-url", field: "Agent.HubURL", kind: str{},
+		usage: "hub address, e.g. https://netmon.example:8080 (YAML hub.url, env NETMON_HUB__URL)",
+		ptr:   func(c *AgentConfig) any { return &c.Agent.HubURL }},
+	{key: "hub.token", flag: "hub-token", field: "Agent.EnrollToken", kind: str{}, secret: true,
+		usage: "enroll token (static -enroll-token of the hub or an ent_ token); needed for the first enrollment and to re-enroll; prefer the YAML file or env, flags show in ps (YAML hub.token, env NETMON_HUB__TOKEN)",
+		ptr:   func(c *AgentConfig) any { return &c.Agent.EnrollToken }},
+	{key: "hub.ca", flag: "hub-ca", field: "Agent.HubCAFile", kind: str{},
+		usage: "PEM file of the CA that signs the hub's certificate; without it the agent trusts the hub on first use and pins the CA the hub returns (YAML hub.ca, env NETMON_HUB__CA)",
+		ptr:   func(c *AgentConfig) any { return &c.Agent.HubCAFile }},
+	{key: "name", flag: "name", field: "Agent.Name", kind: str{},
+		usage: "name of this machine on the hub (default: the host name) (YAML name, env NETMON_NAME)",
+		ptr:   func(c *AgentConfig) any { return &c.Agent.Name }},
+	{key: "site", flag: "site", field: "Agent.Site", kind: str{},
+		usage: "site of this machine (YAML site, env NETMON_SITE)",
+		ptr:   func(c *AgentConfig) any { return &c.Agent.Site }},
+	{key: "state", flag: "state", field: "Agent.StatePath", kind: str{},
+		usage: "state file (identity, pinned CA, counters); <state>.crt/.key/.ca and <state>.queue.jsonl go beside it (YAML state, env NETMON_STATE)",
+		ptr:   func(c *AgentConfig) any { return &c.Agent.StatePath }},
+	{key: "collect.method", flag: "collect-method", field: "Agent.Collect.Method", kind: str{},
+		usage: "deep collection backend: auto, ebpf, pcap, etw or off; this build sends base telemetry only and reports attr_method off (YAML collect.method, env NETMON_COLLECT__METHOD)",
+		ptr:   func(c *AgentConfig) any { return &c.Agent.Collect.Method }},
+	{key: "collect.pcap_interface", flag: "pcap-interface", field: "Agent.Collect.PcapInterface", kind: str{},
+		usage: "interface for the pcap backend; empty = the busiest physical one (YAML collect.pcap_interface, env NETMON_COLLECT__PCAP_INTERFACE)",
+		ptr:   func(c *AgentConfig) any { return &c.Agent.Collect.PcapInterface }},
+	{key: "log_format", flag: "log-format", field: "LogFormat", kind: str{},
+		usage: "log format: text or json (env NETMON_LOG_FORMAT)",
+		ptr:   func(c *AgentConfig) any { return &c.LogFormat }},
+	{key: "log_level", flag: "log-level", field: "LogLevel", kind: str{},
+		usage: "minimum log level: debug, info, warn or error (env NETMON_LOG_LEVEL)",
+		ptr:   func(c *AgentConfig) any { return &c.LogLevel }},
 }
 
 // agentKeys and agentBlocks are what an agent configuration file may hold.
@@ -95,124 +99,109 @@ var (
 
 // AddAgentFlags declares the agent's flags on fs.
 func AddAgentFlags(fs *pflag.FlagSet) {
-	d := DefaultAgent()
-	fs.String("hub-url", "", "hub address, e.g. https://netmon.example:8080 (YAML hub.url, env NETMON_HUB__URL)")
-	fs.String("hub-token", "", "enroll token (static -enroll-token of the hub or an ent_ token); needed for the first enrollment and to re-enroll; prefer the YAML file or env, flags show in ps (YAML hub.token, env NETMON_HUB__TOKEN)")
+	declare(fs, agentBindings, DefaultAgentConfig())
 	fs.String("enroll-token", "", "same as -hub-token")
-	fs.String("hub-ca", "", "PEM file of the CA that signs the hub's certificate; without it the agent trusts the hub on first use and pins the CA the hub returns (YAML hub.ca, env NETMON_HUB__CA)")
-	fs.String("name", "", "name of this machine on the hub (default: the host name) (YAML name, env NETMON_NAME)")
-	fs.String("site", "", "site of this machine (YAML site, env NETMON_SITE)")
-	fs.String("state", d.State, "state file (identity, pinned CA, counters); <state>.crt/.key/.ca and <state>.queue.jsonl go beside it (YAML state, env NETMON_STATE)")
-	fs.String("collect-method", d.CollectMethod, "deep collection backend: auto, ebpf, pcap, etw or off; this build sends base telemetry only and reports attr_method off (YAML collect.method, env NETMON_COLLECT__METHOD)")
-	fs.String("pcap-interface", "", "interface for the pcap backend; empty = the busiest physical one (YAML collect.pcap_interface, env NETMON_COLLECT__PCAP_INTERFACE)")
 	fs.Bool("pcap", false, "deprecated and ignored: use -collect-method (YAML collect.pcap)")
-	fs.String("config", "", "YAML configuration file with keys hub.url, hub.token, hub.ca, name, site, state, collect.method, collect.pcap_interface, log_format, log_level (env NETMON_CONFIG)")
-	fs.String("log-format", d.LogFormat, "log format: text or json (env NETMON_LOG_FORMAT)")
-	fs.String("log-level", d.LogLevel, "minimum log level: debug, info, warn or error (env NETMON_LOG_LEVEL)")
 }
 
 // LoadAgent merges fs (already parsed), the environment and the YAML file
 // named by --config / NETMON_CONFIG, then validates. enrolled tells
 // whether a state file already holds an identity; an empty enroll token
 // is refused only when it does not.
-func LoadAgent(fs *pflag.FlagSet, enrolled func(statePath string) (bool, error)) (Agent, error) {
-	v := newViper()
-	for name, key := range agentFlagKeys {
-		if f := fs.Lookup(name); f != nil {
-			if err := v.BindPFlag(key, f); err != nil {
-				return Agent{}, fmt.Errorf("bind flag %s: %w", name, err)
+func LoadAgent(fs *pflag.FlagSet, enrolled func(statePath string) (bool, error)) (AgentConfig, error) {
+	c, _, err := LoadAgentSettings(fs, enrolled)
+	return c, err
+}
+
+// LoadAgentSettings is LoadAgent that also returns every effective setting
+// with its source, for `netmon config print agent`.
+func LoadAgentSettings(fs *pflag.FlagSet, enrolled func(statePath string) (bool, error)) (AgentConfig, []Setting, error) {
+	fileHasPcap := false
+	l, err := newLoader(fs, func(v *viper.Viper, file string) (map[string]any, error) {
+		top, hasPcap, err := readAgentFile(v, file)
+		fileHasPcap = hasPcap
+		return top, err
+	})
+	if err != nil {
+		return AgentConfig{}, nil, err
+	}
+	c := DefaultAgentConfig()
+	settings, err := apply(l, agentBindings, &c)
+	if err != nil {
+		return AgentConfig{}, nil, err
+	}
+	a := &c.Agent
+	if fl := fs.Lookup("enroll-token"); fl != nil && fl.Changed && !fs.Changed("hub-token") {
+		a.EnrollToken = fl.Value.String()
+		for i := range settings {
+			if settings[i].Key == "hub.token" {
+				settings[i].Value, settings[i].Source = Redacted, Source{"flag", "--enroll-token"}
 			}
 		}
 	}
-	c := DefaultAgent()
-	var err error
-	if c.File, err = getString(v, "config"); err != nil {
-		return Agent{}, err
-	}
-	fileHasPcap := false
-	if c.File != "" {
-		if fileHasPcap, err = readAgentFile(v, c.File); err != nil {
-			return Agent{}, err
-		}
-	}
-	for _, f := range []struct {
-		key string
-		dst *string
-	}{
-		{"hub.url", &c.HubURL}, {"hub.token", &c.HubToken}, {"hub.ca", &c.HubCA},
-		{"name", &c.Name}, {"site", &c.Site}, {"state", &c.State},
-		{"collect.method", &c.CollectMethod}, {"collect.pcap_interface", &c.PcapInterface},
-		{"log_format", &c.LogFormat}, {"log_level", &c.LogLevel},
-	} {
-		if *f.dst, err = getString(v, f.key); err != nil {
-			return Agent{}, err
-		}
-	}
-	if fl := fs.Lookup("enroll-token"); fl != nil && fl.Changed && !fs.Changed("hub-token") {
-		c.HubToken = fl.Value.String()
-	}
-	c.HubURL, c.HubToken = strings.TrimSpace(c.HubURL), strings.TrimSpace(c.HubToken)
+	a.HubURL, a.EnrollToken = strings.TrimSpace(a.HubURL), strings.TrimSpace(a.EnrollToken)
 	if fs.Changed("pcap") || os.Getenv(EnvPrefix+"_COLLECT__PCAP") != "" || fileHasPcap {
 		c.Deprecated = append(c.Deprecated, "collect.pcap (-pcap)")
 	}
-	if strings.TrimSpace(c.Name) == "" {
-		if c.Name, err = os.Hostname(); err != nil || strings.TrimSpace(c.Name) == "" {
-			return Agent{}, errors.New("name: the host name is unavailable; set -name")
+	if strings.TrimSpace(a.Name) == "" {
+		if a.Name, err = os.Hostname(); err != nil || strings.TrimSpace(a.Name) == "" {
+			return AgentConfig{}, nil, errors.New("name: the host name is unavailable; set -name")
+		}
+		for i := range settings {
+			if settings[i].Key == "name" {
+				settings[i].Value, settings[i].Source = a.Name, Source{"default", "(the host name)"}
+			}
 		}
 	}
 	if err := c.validate(); err != nil {
-		return Agent{}, err
+		return AgentConfig{}, nil, err
 	}
-	if c.HubToken == "" {
-		ok, err := enrolled(c.State)
+	if a.EnrollToken == "" {
+		ok, err := enrolled(a.StatePath)
 		if err != nil {
-			return Agent{}, err
+			return AgentConfig{}, nil, err
 		}
 		if !ok {
-			return Agent{}, fmt.Errorf("hub.token (flag -hub-token, env NETMON_HUB__TOKEN) is empty and the state file %s holds no identity yet: an enroll token is needed to enroll this agent", c.State)
+			return AgentConfig{}, nil, fmt.Errorf("hub.token (flag -hub-token, env NETMON_HUB__TOKEN) is empty and the state file %s holds no identity yet: an enroll token is needed to enroll this agent", a.StatePath)
 		}
 	}
-	return c, nil
+	return c, settings, nil
 }
 
-func (c Agent) validate() error {
-	if c.HubURL == "" {
-		return errors.New("hub.url (flag -hub-url, env NETMON_HUB__URL): required, e.g. https://netmon.example:8080")
+func (c AgentConfig) validate() error {
+	a := c.Agent
+	if err := agentmode.ValidateHubURL(a.HubURL); err != nil {
+		return err
 	}
-	u, err := url.Parse(c.HubURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return fmt.Errorf("hub.url %q: want an absolute http(s) URL such as https://netmon.example:8080", c.HubURL)
+	if !containsKey(AgentCollectMethods, a.Collect.Method) {
+		return fmt.Errorf("collect.method %q: want one of %s", a.Collect.Method, strings.Join(AgentCollectMethods, ", "))
 	}
-	if !containsKey(AgentCollectMethods, c.CollectMethod) {
-		return fmt.Errorf("collect.method %q: want one of %s", c.CollectMethod, strings.Join(AgentCollectMethods, ", "))
-	}
-	if strings.TrimSpace(c.State) == "" {
+	if strings.TrimSpace(a.StatePath) == "" {
 		return errors.New("state: must not be empty")
 	}
-	if c.HubCA != "" {
-		if _, err := os.Stat(c.HubCA); err != nil {
+	if a.HubCAFile != "" {
+		if _, err := os.Stat(a.HubCAFile); err != nil {
 			return fmt.Errorf("hub.ca: %w", err)
 		}
 	}
-	_, err = logging.New(nopWriter{}, c.LogFormat, c.LogLevel)
+	_, err := logging.New(nopWriter{}, c.LogFormat, c.LogLevel)
 	return err
 }
 
 // readAgentFile checks the file's keys (unknown ones are refused, at the
 // top level and inside the hub and collect blocks) and loads it into v.
 // It reports whether the deprecated collect.pcap key is present.
-func readAgentFile(v *viper.Viper, file string) (hasPcap bool, err error) {
+func readAgentFile(v *viper.Viper, file string) (top map[string]any, hasPcap bool, err error) {
 	raw, err := os.ReadFile(file)
 	if err != nil {
-		return false, fmt.Errorf("read config file: %w", err)
+		return nil, false, fmt.Errorf("read config file: %w", err)
 	}
-	var top map[string]any
-	if err := yaml.Unmarshal(raw, &top); err != nil {
-		return false, fmt.Errorf("config file %s: %w", file, err)
+	if err := yamlUnmarshal(raw, &top); err != nil {
+		return nil, false, fmt.Errorf("config file %s: %w", file, err)
 	}
 	for k, val := range top {
 		if !containsKey(agentKeys, k) {
-			return false, fmt.Errorf("config file %s: unknown key %q (known keys: %s)", file, k, strings.Join(agentKeys, ", "))
+			return nil, false, fmt.Errorf("config file %s: unknown key %q (known keys: %s)", file, k, strings.Join(agentKeys, ", "))
 		}
 		sub, ok := agentBlocks[k]
 		if !ok {
@@ -220,11 +209,11 @@ func readAgentFile(v *viper.Viper, file string) (hasPcap bool, err error) {
 		}
 		m, isMap := val.(map[string]any)
 		if !isMap && val != nil {
-			return false, fmt.Errorf("config file %s: %s must be a mapping (e.g. %s: {%s: ...})", file, k, k, sub[0])
+			return nil, false, fmt.Errorf("config file %s: %s must be a mapping (e.g. %s: {%s: ...})", file, k, k, sub[0])
 		}
 		for sk := range m {
 			if !containsKey(sub, sk) {
-				return false, fmt.Errorf("config file %s: unknown key %q in %s (known keys: %s)", file, sk, k, strings.Join(sub, ", "))
+				return nil, false, fmt.Errorf("config file %s: unknown key %q in %s (known keys: %s)", file, sk, k, strings.Join(sub, ", "))
 			}
 		}
 		if k == "collect" {
@@ -233,7 +222,7 @@ func readAgentFile(v *viper.Viper, file string) (hasPcap bool, err error) {
 	}
 	v.SetConfigType("yaml")
 	if err := v.ReadConfig(strings.NewReader(string(raw))); err != nil {
-		return false, fmt.Errorf("config file %s: %w", file, err)
+		return nil, false, fmt.Errorf("config file %s: %w", file, err)
 	}
-	return hasPcap, nil
+	return top, hasPcap, nil
 }

@@ -13,7 +13,7 @@ import (
 
 // loadAgent parses args into a fresh agent flag set and loads; enrolled
 // answers the state-file question.
-func loadAgent(t *testing.T, enrolled bool, args ...string) (Agent, error) {
+func loadAgent(t *testing.T, enrolled bool, args ...string) (AgentConfig, error) {
 	t.Helper()
 	fs := pflag.NewFlagSet("agent", pflag.ContinueOnError)
 	AddAgentFlags(fs)
@@ -35,20 +35,22 @@ collect:
   pcap_interface: eth1
 log_level: debug
 `)
-	base := func(a *Agent) {
-		a.HubURL, a.HubToken, a.Name, a.CollectMethod, a.PcapInterface, a.LogLevel, a.File =
+	base := func(a *AgentConfig) {
+		a.Agent.HubURL, a.Agent.EnrollToken, a.Agent.Name, a.Agent.Collect.Method, a.Agent.Collect.PcapInterface, a.LogLevel, a.File =
 			"https://from-file:8080", "ent_file", "file-name", "pcap", "eth1", "debug", file
 	}
 	tests := []struct {
 		desc string
 		env  map[string]string
 		args []string
-		want func(a *Agent)
+		want func(a *AgentConfig)
 	}{
 		{
 			desc: "flags only, defaults elsewhere",
 			args: []string{"--hub-url", "http://hub:8080", "--hub-token", "ent_x"},
-			want: func(a *Agent) { a.HubURL, a.HubToken, a.Name = "http://hub:8080", "ent_x", host },
+			want: func(a *AgentConfig) {
+				a.Agent.HubURL, a.Agent.EnrollToken, a.Agent.Name = "http://hub:8080", "ent_x", host
+			},
 		},
 		{
 			desc: "file",
@@ -59,24 +61,26 @@ log_level: debug
 			desc: "nested keys from the environment over the file",
 			env:  map[string]string{"NETMON_HUB__URL": "https://from-env", "NETMON_HUB__TOKEN": " ent_env\n", "NETMON_COLLECT__METHOD": "off", "NETMON_SITE": "paris"},
 			args: []string{"--config", file},
-			want: func(a *Agent) {
+			want: func(a *AgentConfig) {
 				base(a)
-				a.HubURL, a.HubToken, a.CollectMethod, a.Site = "https://from-env", "ent_env", "off", "paris"
+				a.Agent.HubURL, a.Agent.EnrollToken, a.Agent.Collect.Method, a.Agent.Site = "https://from-env", "ent_env", "off", "paris"
 			},
 		},
 		{
 			desc: "flags over environment and file",
 			env:  map[string]string{"NETMON_HUB__URL": "https://from-env"},
 			args: []string{"--config", file, "--hub-url", "https://from-flag", "--collect-method", "ebpf", "--pcap-interface", "en0", "--state", "/var/lib/x.json"},
-			want: func(a *Agent) {
+			want: func(a *AgentConfig) {
 				base(a)
-				a.HubURL, a.CollectMethod, a.PcapInterface, a.State = "https://from-flag", "ebpf", "en0", "/var/lib/x.json"
+				a.Agent.HubURL, a.Agent.Collect.Method, a.Agent.Collect.PcapInterface, a.Agent.StatePath = "https://from-flag", "ebpf", "en0", "/var/lib/x.json"
 			},
 		},
 		{
 			desc: "-enroll-token is an alias of -hub-token",
 			args: []string{"--hub-url", "http://hub", "--enroll-token", "ent_alias", "--name", "n"},
-			want: func(a *Agent) { a.HubURL, a.HubToken, a.Name = "http://hub", "ent_alias", "n" },
+			want: func(a *AgentConfig) {
+				a.Agent.HubURL, a.Agent.EnrollToken, a.Agent.Name = "http://hub", "ent_alias", "n"
+			},
 		},
 		{
 			desc: "config file named by the environment",
@@ -93,7 +97,7 @@ log_level: debug
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := DefaultAgent()
+			want := DefaultAgentConfig()
 			tt.want(&want)
 			if diff := cmp.Diff(got, want); diff != "" {
 				t.Errorf("(-got, +want):\n%s", diff)
@@ -209,8 +213,8 @@ func TestLoadAgentDeprecatedPcap(t *testing.T) {
 			if diff := cmp.Diff(got.Deprecated, tt.want); diff != "" {
 				t.Errorf("(-got, +want):\n%s", diff)
 			}
-			if got.CollectMethod != "auto" {
-				t.Errorf("collect method %q: -pcap must not change it", got.CollectMethod)
+			if got.Agent.Collect.Method != "auto" {
+				t.Errorf("collect method %q: -pcap must not change it", got.Agent.Collect.Method)
 			}
 		})
 	}

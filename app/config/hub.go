@@ -1,189 +1,219 @@
-// Package config turns flags, environment variables and an optional YAML
-// file into validated configuration structs for the hub (and, later, the
-// agent). Precedence, highest first: flags set on the command line,
-// environment variables (NETMON_<KEY>), the YAML file given by --config,
-// built-in defaults.
+// Package config composes the components' own Config structs into the
+// hub's and the agent's configuration and binds flags, environment
+// variables and an optional YAML file onto their fields. Precedence,
+// highest first: flags set on the command line, environment variables
+// (NETMON_<KEY>), the YAML file given by --config, the components'
+// DefaultConfig().
 //
-// Every key has one name in three spellings: the flag `retention-hours`, the
-// YAML key `retention_hours` and the variable NETMON_RETENTION_HOURS. A local
-// *viper.Viper does the merging (never viper's package singleton), and the
-// typed getters below refuse values that do not parse instead of silently
+// A setting is declared once, in its component's config.go (a Config
+// field with its comment, its default in DefaultConfig). This package
+// only adds, per setting, one binding row (hubBindings in hubkeys.go,
+// agentBindings in agent.go, adminBindings in admin.go): the key, its
+// flag and help, and a pointer to the field; bind.go has the machinery,
+// validate.go the checks, print.go `netmon config print`. Every key has
+// one name in three spellings: the flag `retention-hours`, the YAML key
+// `retention_hours` and the variable NETMON_RETENTION_HOURS. A local
+// *viper.Viper does the merging (never viper's package singleton), and
+// the typed getters refuse values that do not parse instead of silently
 // turning them into zero.
 package config
 
 import (
 	"fmt"
-	"net"
+	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
-	"go.yaml.in/yaml/v3"
 
-	"netmon/app/logging"
+	"netmon/app/auth"
+	"netmon/app/auth/oidc"
+	"netmon/app/fleet"
+	"netmon/app/fleet/pki"
+	"netmon/app/httpguard"
+	"netmon/app/live"
+	"netmon/capture"
+	"netmon/capture/record"
+	"netmon/collectors/flows"
+	"netmon/collectors/geo"
+	"netmon/collectors/syslog"
+	"netmon/store"
+	"netmon/store/queue"
+	"netmon/store/vault"
+	"netmon/ui"
 )
 
 // EnvPrefix is the prefix of every environment variable netmon reads.
 const EnvPrefix = "NETMON"
 
-// Hub is the hub's configuration (spec section 1, "Runtime configuration").
-// Later issues add their components' Config structs as fields.
-type Hub struct {
-	// Port is the HTTP port the hub listens on.
+// HubConfig is the hub's configuration (spec section 1, "Runtime
+// configuration"): each component's own Config, plus Server for what
+// belongs to no component. app/hub hands each field to its component as
+// is. A new component adds its Config here and its rows to hubBindings.
+type HubConfig struct {
+	// Server is the process: address, data directory, logging, the file.
+	Server Server
+	// Store is the database (-db, NETMON_DB_MAX_CONNS).
+	Store store.Config
+	// Retention purges raw time series (-retention-hours, -prune).
+	Retention store.RetentionConfig
+	// HTTP caps connections (-max-conns, -max-conns-per-source).
+	HTTP httpguard.Config
+	// UI is the embedded console (-dev).
+	UI ui.Config
+	// Auth is authentication (-auth-password, -session-store, -multi-site).
+	Auth auth.Config
+	// Vault is the credential vault's key (-vault-key-file, -vault-key-source).
+	Vault vault.Config
+	// OIDC is single sign-on (YAML block oidc).
+	OIDC oidc.Config
+	// Geo is GeoIP (-geoip-dir, -ip-online-lookup, ip_online_url).
+	Geo geo.Config
+	// Capture is the hub-local capture (-capture).
+	Capture capture.Config
+	// Record is the PCAP recorder (-record-dir, -record-max-mb).
+	Record record.Config
+	// Live is the WebSocket feed (no flag; origins derive from the address).
+	Live live.Config
+	// Queue is the ingest queue (-queue-workers).
+	Queue queue.Config
+	// Flows is the flow collector (-flow-port, -sflow-port).
+	Flows flows.Config
+	// Syslog is the syslog receiver (-syslog-port).
+	Syslog syslog.Config
+	// Fleet is the agents' side (-enroll-token, -agent-*).
+	Fleet fleet.Config
+	// TLS is the hub's CA and HTTPS (-tls, -tls-dir, -tls-hosts, -tls-cert, -tls-key).
+	TLS pki.Config
+}
+
+// Server holds the settings of the hub process itself, which belong to
+// no component.
+type Server struct {
+	// Port is the HTTP port the hub listens on (0 picks a free one: tests).
 	Port int
 	// Listen is the address the hub listens on ("" = all interfaces, the
 	// spec's default; 127.0.0.1 keeps it on this machine).
 	Listen string
 	// DataDir is where relative file paths (the SQLite database, the vault
-	// key, recordings, GeoIP databases, TLS files) are resolved; LoadHub
-	// makes them absolute against it.
+	// key, recordings, GeoIP databases, TLS files) are resolved;
+	// ResolvePaths makes them absolute against it.
 	DataDir string
-	// Dev skips the embedded web UI (development with a separate frontend server).
-	Dev bool
-	// DB is a SQLite file path or a postgres:// (postgresql://) DSN.
-	DB string
-	// DBMaxConns is the database read pool size (env NETMON_DB_MAX_CONNS only).
-	DBMaxConns int
-	// RetentionHours is how long raw time-series rows are kept.
-	RetentionHours int
-	// Prune runs the database maintenance loop (retention); one hub only.
-	Prune bool
+	// PublicURL is the hub's external address, e.g. https://netmon.example:
+	// the trusted origin of cookie requests and the live feed, and the
+	// default base of the OIDC redirect.
+	PublicURL string
+	// TrustedProxies are the addresses (IPs or CIDRs) whose
+	// X-Forwarded-For / X-Real-IP is believed; empty = the direct peer is
+	// the client, always.
+	TrustedProxies []string
 	// LogFormat is "text" or "json".
 	LogFormat string
 	// LogLevel is "debug", "info", "warn" or "error".
 	LogLevel string
-	// MaxConns caps the HTTP connections open at once (0 = derived from
-	// the open file limit: the limit less a quarter kept in reserve).
-	MaxConns int
-	// MaxConnsPerSource caps one source address's connections (0 = a
-	// quarter of MaxConns).
-	MaxConnsPerSource int
 	// File is the YAML file the configuration was read from, if any.
 	File string
-	// Access configures authentication, sessions, the vault and SSO.
-	Access Access
-	// Capture configures the hub-local capture, recordings and GeoIP.
-	Capture Capture
-	// Collectors configures the flow and syslog listeners and the queue.
-	Collectors Collectors
-	// Fleet configures agent enrollment and telemetry and the hub's TLS.
-	Fleet Fleet
 }
 
-// DefaultHub returns the defaults of spec section 1.
-func DefaultHub() Hub {
-	return Hub{
-		Port:           8080,
-		DataDir:        ".",
-		DB:             "netmon.db",
-		DBMaxConns:     32,
-		RetentionHours: 168,
-		Prune:          true,
-		LogFormat:      "text",
-		LogLevel:       "info",
-		Access:         DefaultAccess(),
-		Capture:        DefaultCapture(),
-		Collectors:     DefaultCollectors(),
-		Fleet:          DefaultFleet(),
+// DefaultHubConfig returns the defaults of spec section 1: every
+// component's DefaultConfig.
+func DefaultHubConfig() HubConfig {
+	return HubConfig{
+		Server:    Server{Port: 8080, DataDir: ".", LogFormat: "text", LogLevel: "info"},
+		Store:     store.DefaultConfig(),
+		Retention: store.DefaultRetentionConfig(),
+		HTTP:      httpguard.DefaultConfig(),
+		Auth:      auth.DefaultConfig(),
+		Vault:     vault.DefaultConfig(),
+		OIDC:      oidc.DefaultConfig(),
+		Geo:       geo.DefaultConfig(),
+		Capture:   capture.DefaultConfig(),
+		Record:    record.DefaultConfig(),
+		Live:      live.DefaultConfig(),
+		Queue:     queue.DefaultConfig(),
+		Flows:     flows.DefaultConfig(),
+		Syslog:    syslog.DefaultConfig(),
+		Fleet:     fleet.DefaultConfig(),
+		TLS:       pki.DefaultConfig(),
 	}
 }
 
-// AddHubFlags declares the hub's flags on fs with their defaults and help.
-// Only flags whose feature exists are declared: a flag that does nothing is
-// worse than a missing one.
+// AddHubFlags declares the hub's flags on fs with their defaults (the
+// components') and help. Only flags whose feature exists are declared: a
+// flag that does nothing is worse than a missing one.
 func AddHubFlags(fs *pflag.FlagSet) {
-	d := DefaultHub()
-	fs.Int("port", d.Port, "HTTP port the hub listens on (env NETMON_PORT)")
-	fs.String("data-dir", d.DataDir, "directory that relative paths of files the hub keeps (-db, -vault-key-file, -record-dir, -geoip-dir, -tls-dir) are under (env NETMON_DATA_DIR)")
-	fs.String("listen", d.Listen, "address to listen on, e.g. 127.0.0.1 for this machine only; empty = all interfaces (env NETMON_LISTEN)")
-	fs.Bool("dev", d.Dev, "development mode: do not serve the embedded web UI (env NETMON_DEV)")
-	fs.String("db", d.DB, "SQLite file path, or a postgres:// DSN to use PostgreSQL (env NETMON_DB)")
-	fs.Int("retention-hours", d.RetentionHours, "hours of raw time-series data kept before the maintenance loop deletes it (env NETMON_RETENTION_HOURS)")
-	fs.Bool("prune", d.Prune, "run the database maintenance loop every 10 minutes; turn off on all but one hub sharing a database (env NETMON_PRUNE)")
-	fs.Int("max-conns", 0, "most HTTP connections open at once; at the cap the connection that waited longest without sending a whole request is closed; 0 = the open file limit less a quarter (env NETMON_MAX_CONNS)")
-	fs.Int("max-conns-per-source", 0, "most HTTP connections from one address (same rule inside it); 0 = a quarter of max-conns (env NETMON_MAX_CONNS_PER_SOURCE)")
-	fs.String("config", "", "YAML configuration file; keys are the flag names with '_' for '-' (env NETMON_CONFIG)")
-	fs.String("log-format", d.LogFormat, "log format: text or json (env NETMON_LOG_FORMAT)")
-	fs.String("log-level", d.LogLevel, "minimum log level: debug, info, warn or error (env NETMON_LOG_LEVEL)")
-	addAccessFlags(fs)
-	addCaptureFlags(fs)
-	addCollectorFlags(fs)
-	addFleetFlags(fs)
+	declare(fs, hubBindings, DefaultHubConfig())
 }
-
-// hubKeys are the keys a hub configuration file may hold. A file with any
-// other key is refused, so a typo is an error rather than a silent default.
-var hubKeys = append([]string{"port", "listen", "data_dir", "dev", "db", "db_max_conns", "retention_hours", "prune", "log_format", "log_level", "max_conns", "max_conns_per_source"}, append(append(append(accessKeys, captureKeys...), collectorKeys...), fleetKeys...)...)
 
 // LoadHub merges fs (already parsed), the process environment and the YAML
 // file named by --config / NETMON_CONFIG, then validates the result.
-func LoadHub(fs *pflag.FlagSet) (Hub, error) {
-	v := newViper()
-	d := DefaultHub()
-	v.SetDefault("db_max_conns", d.DBMaxConns)
-	if err := bindFlags(v, fs); err != nil {
-		return Hub{}, err
-	}
-	file, err := getString(v, "config")
+func LoadHub(fs *pflag.FlagSet) (HubConfig, error) {
+	c, _, err := LoadHubSettings(fs)
+	return c, err
+}
+
+// LoadHubSettings is LoadHub that also returns every effective setting
+// with its source, for `netmon config print`.
+func LoadHubSettings(fs *pflag.FlagSet) (HubConfig, []Setting, error) {
+	c := DefaultHubConfig()
+	l, err := newLoader(fs, func(v *viper.Viper, file string) (map[string]any, error) {
+		return readFile(v, file, hubKeys())
+	})
 	if err != nil {
-		return Hub{}, err
+		return HubConfig{}, nil, err
+	}
+	settings, err := apply(l, hubBindings, &c)
+	if err != nil {
+		return HubConfig{}, nil, err
+	}
+	return c, settings, c.Validate()
+}
+
+// newLoader binds --config and reads the file it names (with read, which
+// checks its keys).
+func newLoader(fs *pflag.FlagSet, read func(*viper.Viper, string) (map[string]any, error)) (*loader, error) {
+	l := &loader{v: newViper(), fs: fs}
+	if f := fs.Lookup("config"); f != nil {
+		if err := l.v.BindPFlag("config", f); err != nil {
+			return nil, fmt.Errorf("bind flag config: %w", err)
+		}
+	}
+	file, err := getString(l.v, "config")
+	if err != nil {
+		return nil, err
 	}
 	if file != "" {
-		if err := readFile(v, file, hubKeys); err != nil {
-			return Hub{}, err
-		}
-	}
-	var c Hub
-	c.File = file
-	var errs []error
-	get := func(err error) {
+		top, err := read(l.v, file)
 		if err != nil {
-			errs = append(errs, err)
+			return nil, err
 		}
+		l.file, l.inFile = file, fileKeys(top)
 	}
-	c.Port, err = getInt(v, "port")
-	get(err)
-	c.Listen, err = getString(v, "listen")
-	get(err)
-	c.DataDir, err = getString(v, "data_dir")
-	get(err)
-	c.Dev, err = getBool(v, "dev")
-	get(err)
-	c.DB, err = getString(v, "db")
-	get(err)
-	c.DBMaxConns, err = getInt(v, "db_max_conns")
-	get(err)
-	c.RetentionHours, err = getInt(v, "retention_hours")
-	get(err)
-	c.Prune, err = getBool(v, "prune")
-	get(err)
-	c.LogFormat, err = getString(v, "log_format")
-	get(err)
-	c.MaxConns, err = getInt(v, "max_conns")
-	get(err)
-	c.MaxConnsPerSource, err = getInt(v, "max_conns_per_source")
-	get(err)
-	c.LogLevel, err = getString(v, "log_level")
-	get(err)
-	get(loadAccess(v, &c.Access))
-	get(loadCapture(v, &c.Capture))
-	get(loadCollectors(v, &c.Collectors))
-	get(loadFleet(v, &c.Fleet))
-	if len(errs) > 0 {
-		return Hub{}, errs[0]
+	return l, nil
+}
+
+// Shared returns c with the values one setting gives several components:
+// -multi-site (auth) rules enrollment too, -prune (retention) runs the
+// agent archive too, and the OIDC redirect defaults to the public URL's.
+// app/hub calls it before building; the settings themselves stay bound to
+// one field each.
+func (c HubConfig) Shared() HubConfig {
+	c.Fleet.MultiSite = c.Auth.MultiSite
+	c.Fleet.Archive = c.Retention.Enabled
+	if c.OIDC.RedirectURL == "" {
+		c.OIDC.RedirectURL = strings.TrimRight(c.Server.PublicURL, "/") + "/api/auth/oidc/callback"
 	}
-	return c, c.Validate()
+	return c
 }
 
 // ResolvePaths makes the hub's relative file paths absolute under
 // DataDir, so that a hub started from another directory finds its files
 // (instead of quietly making a new empty database and vault key there)
 // and logs where they are. `netmon hub` calls it after LoadHub.
-func (c *Hub) ResolvePaths() error {
-	dir := c.DataDir
+func (c *HubConfig) ResolvePaths() error {
+	dir := c.Server.DataDir
 	if dir == "" {
 		dir = "."
 	}
@@ -194,60 +224,23 @@ func (c *Hub) ResolvePaths() error {
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 		return fmt.Errorf("data-dir %s: not a directory", abs)
 	}
-	c.DataDir = abs
+	c.Server.DataDir = abs
 	under := func(p *string) {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(abs, *p)
 		}
 	}
-	if !strings.Contains(c.DB, "://") {
-		under(&c.DB)
+	if !strings.Contains(c.Store.DSN, "://") {
+		under(&c.Store.DSN)
 	}
-	under(&c.Access.VaultKeyFile)
-	under(&c.Capture.RecordDir)
-	under(&c.Capture.GeoIPDir)
-	under(&c.Fleet.TLSDir)
-	under(&c.Fleet.TLSCert)
-	under(&c.Fleet.TLSKey)
+	under(&c.Vault.File)
+	under(&c.Record.Dir)
+	under(&c.Geo.Dir)
+	under(&c.TLS.Dir)
+	under(&c.TLS.CertFile)
+	under(&c.TLS.KeyFile)
 	return nil
 }
-
-// Validate checks ranges and enumerations and names the offending key.
-func (c Hub) Validate() error {
-	switch {
-	case c.Port < 1 || c.Port > 65535:
-		return fmt.Errorf("port %d: must be between 1 and 65535", c.Port)
-	case c.Listen != "" && net.ParseIP(strings.Trim(c.Listen, "[]")) == nil && c.Listen != "localhost":
-		return fmt.Errorf("listen %q: want an IP address of this machine (or empty for all interfaces)", c.Listen)
-	case strings.TrimSpace(c.DB) == "":
-		return fmt.Errorf("db: must not be empty")
-	case c.DBMaxConns < 1 || c.DBMaxConns > 1000:
-		return fmt.Errorf("db_max_conns %d (NETMON_DB_MAX_CONNS): must be between 1 and 1000", c.DBMaxConns)
-	case c.RetentionHours < 1:
-		return fmt.Errorf("retention-hours %d: must be at least 1", c.RetentionHours)
-	case c.MaxConns < 0 || c.MaxConns == 1:
-		return fmt.Errorf("max-conns %d: must be at least 2 (0 = derived from the open file limit)", c.MaxConns)
-	case c.MaxConnsPerSource < 0:
-		return fmt.Errorf("max-conns-per-source %d: must be at least 1 (0 = a quarter of max-conns)", c.MaxConnsPerSource)
-	}
-	if _, err := logging.New(nopWriter{}, c.LogFormat, c.LogLevel); err != nil {
-		return err
-	}
-	if err := c.Access.validate(); err != nil {
-		return err
-	}
-	if err := c.Capture.validate(); err != nil {
-		return err
-	}
-	if err := c.Collectors.validate(); err != nil {
-		return err
-	}
-	return c.Fleet.validate()
-}
-
-type nopWriter struct{}
-
-func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 
 // newViper returns a local viper that reads NETMON_* variables.
 func newViper() *viper.Viper {
@@ -259,187 +252,54 @@ func newViper() *viper.Viper {
 	return v
 }
 
-// bindFlags binds every flag of fs under its underscore key.
-func bindFlags(v *viper.Viper, fs *pflag.FlagSet) error {
-	var err error
-	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Name == "help" || err != nil {
-			return
-		}
-		key := strings.ReplaceAll(f.Name, "-", "_")
-		if e := v.BindPFlag(key, f); e != nil {
-			err = fmt.Errorf("bind flag %s: %w", f.Name, e)
-		}
-	})
-	return err
-}
-
-// readFile loads a YAML file into v after checking its top-level keys.
-func readFile(v *viper.Viper, file string, known []string) error {
+// readFile loads a YAML file into v after checking its keys against
+// known (top-level keys, and "block.key" for the keys of a block).
+func readFile(v *viper.Viper, file string, known []string) (map[string]any, error) {
 	raw, err := os.ReadFile(file)
 	if err != nil {
-		return fmt.Errorf("read config file: %w", err)
+		return nil, fmt.Errorf("read config file: %w", err)
 	}
 	var top map[string]any
-	if err := yaml.Unmarshal(raw, &top); err != nil {
-		return fmt.Errorf("config file %s: %w", file, err)
+	if err := yamlUnmarshal(raw, &top); err != nil {
+		return nil, fmt.Errorf("config file %s: %w", file, err)
+	}
+	var roots []string
+	blocks := map[string][]string{}
+	for _, k := range known {
+		root, sub, isBlock := strings.Cut(k, ".")
+		if !containsKey(roots, root) {
+			roots = append(roots, root)
+		}
+		if isBlock {
+			blocks[root] = append(blocks[root], sub)
+		}
 	}
 	for k, val := range top {
-		if !containsKey(known, k) {
-			return fmt.Errorf("config file %s: unknown key %q%s (known keys: %s)", file, k, DidYouMean(k, known), strings.Join(known, ", "))
+		if !containsKey(roots, k) {
+			return nil, fmt.Errorf("config file %s: unknown key %q%s (known keys: %s)", file, k, DidYouMean(k, roots), strings.Join(roots, ", "))
 		}
-		if sub, ok := blockKeys[k]; ok {
+		if sub, ok := blocks[k]; ok {
 			m, isMap := val.(map[string]any)
 			if !isMap && val != nil {
-				return fmt.Errorf("config file %s: %s must be a mapping", file, k)
+				return nil, fmt.Errorf("config file %s: %s must be a mapping", file, k)
 			}
 			for sk := range m {
 				if !containsKey(sub, sk) {
-					return fmt.Errorf("config file %s: unknown key %q in %s%s (known keys: %s)", file, sk, k, DidYouMean(sk, sub), strings.Join(sub, ", "))
+					return nil, fmt.Errorf("config file %s: unknown key %q in %s%s (known keys: %s)", file, sk, k, DidYouMean(sk, sub), strings.Join(sub, ", "))
 				}
 			}
 		}
 	}
 	v.SetConfigType("yaml")
 	if err := v.ReadConfig(strings.NewReader(string(raw))); err != nil {
-		return fmt.Errorf("config file %s: %w", file, err)
+		return nil, fmt.Errorf("config file %s: %w", file, err)
 	}
-	return nil
+	return top, nil
 }
 
-// source names key with the environment variable it was read from, when
-// that variable is set: a value that does not parse is then found where
-// it was written.
-func source(key string) string {
-	env := EnvPrefix + "_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "__").Replace(key))
-	if _, ok := os.LookupEnv(env); ok {
-		return key + " (from " + env + ")"
-	}
-	return key
-}
-
-func containsKey(list []string, k string) bool {
-	for _, s := range list {
-		if s == k {
-			return true
-		}
-	}
-	return false
-}
-
-// getInt reads an integer key; strings (from the environment) must be
-// decimal integers, YAML numbers must be whole.
-func getInt(v *viper.Viper, key string) (int, error) {
-	switch x := v.Get(key).(type) {
-	case int:
-		return x, nil
-	case int64:
-		return int(x), nil
-	case float64:
-		if x != float64(int(x)) {
-			return 0, fmt.Errorf("%s: %v is not a whole number", key, x)
-		}
-		return int(x), nil
-	case string:
-		n, err := strconv.Atoi(strings.TrimSpace(x))
-		if err != nil {
-			return 0, fmt.Errorf("%s: %q is not an integer", source(key), x)
-		}
-		return n, nil
-	default:
-		return 0, fmt.Errorf("%s: %v is not an integer", key, x)
-	}
-}
-
-// getBool reads a boolean key; strings accept what strconv.ParseBool does.
-func getBool(v *viper.Viper, key string) (bool, error) {
-	switch x := v.Get(key).(type) {
-	case bool:
-		return x, nil
-	case string:
-		b, err := strconv.ParseBool(strings.TrimSpace(x))
-		if err != nil {
-			return false, fmt.Errorf("%s: %q is not a boolean (true or false)", source(key), x)
-		}
-		return b, nil
-	default:
-		return false, fmt.Errorf("%s: %v is not a boolean", key, x)
-	}
-}
-
-// getString reads a string key.
-func getString(v *viper.Viper, key string) (string, error) {
-	switch x := v.Get(key).(type) {
-	case nil:
-		return "", nil
-	case string:
-		return x, nil
-	case int, int64, float64, bool:
-		return fmt.Sprint(x), nil
-	default:
-		return "", fmt.Errorf("%s: %v is not a string", key, x)
-	}
-}
-
-// Admin is the configuration of the admin commands, which work directly
-// on the hub's database: the same keys, flags, variables and file as the
-// hub for what they need.
-type Admin struct {
-	DB         string
-	DBMaxConns int
-	MultiSite  bool
-	File       string
-	// VaultKeyFile and VaultKeySource find the hub's vault key, for the
-	// commands that seal a secret (rotate-static).
-	VaultKeyFile   string
-	VaultKeySource string
-}
-
-// AddAdminFlags declares the admin commands' persistent flags.
-func AddAdminFlags(fs *pflag.FlagSet) {
-	d := DefaultHub()
-	fs.String("db", d.DB, "the hub's database: SQLite file path or postgres:// DSN (env NETMON_DB)")
-	fs.String("config", "", "the hub's YAML configuration file (env NETMON_CONFIG)")
-	fs.Bool("multi-site", false, "the hub runs with -multi-site (allows the site-admin and global-admin roles) (env NETMON_MULTI_SITE)")
-	fs.String("vault-key-file", DefaultAccess().VaultKeyFile, "the hub's vault key file, for commands that seal a secret (env NETMON_VAULT_KEY_FILE)")
-	fs.String("vault-key-source", DefaultAccess().VaultKeySource, "file, or env (NETMON_VAULT_MASTER_KEY) (env NETMON_VAULT_KEY_SOURCE)")
-	fs.Bool("create", false, "create the SQLite database when the file does not exist (without it a mistyped --db is an error, not a new empty database)")
-}
-
-// LoadAdmin merges flags, environment and file for the admin commands.
-func LoadAdmin(fs *pflag.FlagSet) (Admin, error) {
-	v := newViper()
-	v.SetDefault("db_max_conns", 4)
-	if err := bindFlags(v, fs); err != nil {
-		return Admin{}, err
-	}
-	var a Admin
-	var err error
-	if a.File, err = getString(v, "config"); err != nil {
-		return Admin{}, err
-	}
-	if a.File != "" {
-		if err := readFile(v, a.File, hubKeys); err != nil {
-			return Admin{}, err
-		}
-	}
-	if a.DB, err = getString(v, "db"); err != nil {
-		return Admin{}, err
-	}
-	if a.DBMaxConns, err = getInt(v, "db_max_conns"); err != nil {
-		return Admin{}, err
-	}
-	if a.MultiSite, err = getBool(v, "multi_site"); err != nil {
-		return Admin{}, err
-	}
-	if a.VaultKeyFile, err = getString(v, "vault_key_file"); err != nil {
-		return Admin{}, err
-	}
-	if a.VaultKeySource, err = getString(v, "vault_key_source"); err != nil {
-		return Admin{}, err
-	}
-	if strings.TrimSpace(a.DB) == "" {
-		return Admin{}, fmt.Errorf("db: must not be empty")
-	}
-	return a, nil
+// publicURLValid reports whether s is an absolute http(s) URL without
+// query or fragment.
+func publicURLValid(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.RawQuery == "" && u.Fragment == ""
 }

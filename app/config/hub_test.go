@@ -11,7 +11,7 @@ import (
 )
 
 // load parses args into a fresh hub flag set and loads the configuration.
-func load(t *testing.T, args ...string) (Hub, error) {
+func load(t *testing.T, args ...string) (HubConfig, error) {
 	t.Helper()
 	fs := pflag.NewFlagSet("hub", pflag.ContinueOnError)
 	AddHubFlags(fs)
@@ -35,7 +35,7 @@ func TestLoadHubDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(got, DefaultHub()); diff != "" {
+	if diff := cmp.Diff(got, DefaultHubConfig()); diff != "" {
 		t.Errorf("defaults (-got, +want):\n%s", diff)
 	}
 }
@@ -46,36 +46,36 @@ func TestLoadHubPrecedence(t *testing.T) {
 		desc string
 		env  map[string]string
 		args []string
-		want func(h *Hub)
+		want func(h *HubConfig)
 	}{
 		{
 			desc: "file over defaults",
 			args: []string{"--config", file},
-			want: func(h *Hub) {
-				h.Port, h.RetentionHours, h.DB, h.LogFormat, h.Prune, h.File = 9001, 24, "from-file.db", "json", false, file
+			want: func(h *HubConfig) {
+				h.Server.Port, h.Retention.Hours, h.Store.DSN, h.Server.LogFormat, h.Retention.Enabled, h.Server.File = 9001, 24, "from-file.db", "json", false, file
 			},
 		},
 		{
 			desc: "environment over file",
 			env:  map[string]string{"NETMON_PORT": "9002", "NETMON_DB_MAX_CONNS": "8", "NETMON_PRUNE": "true"},
 			args: []string{"--config", file},
-			want: func(h *Hub) {
-				h.Port, h.RetentionHours, h.DB, h.LogFormat, h.Prune, h.File, h.DBMaxConns = 9002, 24, "from-file.db", "json", true, file, 8
+			want: func(h *HubConfig) {
+				h.Server.Port, h.Retention.Hours, h.Store.DSN, h.Server.LogFormat, h.Retention.Enabled, h.Server.File, h.Store.MaxConns = 9002, 24, "from-file.db", "json", true, file, 8
 			},
 		},
 		{
 			desc: "flags over environment and file",
 			env:  map[string]string{"NETMON_PORT": "9002", "NETMON_RETENTION_HOURS": "48"},
 			args: []string{"--config", file, "--port", "9003", "--dev"},
-			want: func(h *Hub) {
-				h.Port, h.RetentionHours, h.DB, h.LogFormat, h.Prune, h.File, h.Dev = 9003, 48, "from-file.db", "json", false, file, true
+			want: func(h *HubConfig) {
+				h.Server.Port, h.Retention.Hours, h.Store.DSN, h.Server.LogFormat, h.Retention.Enabled, h.Server.File, h.UI.Dev = 9003, 48, "from-file.db", "json", false, file, true
 			},
 		},
 		{
 			desc: "config file named by the environment",
 			env:  map[string]string{"NETMON_CONFIG": file},
-			want: func(h *Hub) {
-				h.Port, h.RetentionHours, h.DB, h.LogFormat, h.Prune, h.File = 9001, 24, "from-file.db", "json", false, file
+			want: func(h *HubConfig) {
+				h.Server.Port, h.Retention.Hours, h.Store.DSN, h.Server.LogFormat, h.Retention.Enabled, h.Server.File = 9001, 24, "from-file.db", "json", false, file
 			},
 		},
 	}
@@ -88,7 +88,7 @@ func TestLoadHubPrecedence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := DefaultHub()
+			want := DefaultHubConfig()
 			tt.want(&want)
 			if diff := cmp.Diff(got, want); diff != "" {
 				t.Errorf("(-got, +want):\n%s", diff)
@@ -155,27 +155,27 @@ func TestNoBacktickInFlagHelp(t *testing.T) {
 // and a PostgreSQL DSN stay; a data-dir that is not a directory is an error.
 func TestResolvePaths(t *testing.T) {
 	dir := t.TempDir()
-	c := DefaultHub()
-	c.DataDir = dir
-	c.Capture.GeoIPDir = "/opt/geoip"
+	c := DefaultHubConfig()
+	c.Server.DataDir = dir
+	c.Geo.Dir = "/opt/geoip"
 	if err := c.ResolvePaths(); err != nil {
 		t.Fatal(err)
 	}
 	for got, want := range map[string]string{
-		c.DB: filepath.Join(dir, "netmon.db"), c.Access.VaultKeyFile: filepath.Join(dir, "vault.key"),
-		c.Capture.RecordDir: filepath.Join(dir, "captures"), c.Capture.GeoIPDir: "/opt/geoip", c.Fleet.TLSDir: filepath.Join(dir, "tls"),
+		c.Store.DSN: filepath.Join(dir, "netmon.db"), c.Vault.File: filepath.Join(dir, "vault.key"),
+		c.Record.Dir: filepath.Join(dir, "captures"), c.Geo.Dir: "/opt/geoip", c.TLS.Dir: filepath.Join(dir, "tls"),
 	} {
 		if got != want {
 			t.Errorf("got %q, want %q", got, want)
 		}
 	}
-	pg := DefaultHub()
-	pg.DB = "postgres://u@h/db"
-	if err := pg.ResolvePaths(); err != nil || pg.DB != "postgres://u@h/db" {
-		t.Errorf("DSN changed: %q %v", pg.DB, err)
+	pg := DefaultHubConfig()
+	pg.Store.DSN = "postgres://u@h/db"
+	if err := pg.ResolvePaths(); err != nil || pg.Store.DSN != "postgres://u@h/db" {
+		t.Errorf("DSN changed: %q %v", pg.Store.DSN, err)
 	}
-	bad := DefaultHub()
-	bad.DataDir = filepath.Join(dir, "netmon.db-missing")
+	bad := DefaultHubConfig()
+	bad.Server.DataDir = filepath.Join(dir, "netmon.db-missing")
 	if err := bad.ResolvePaths(); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Errorf("missing data-dir: %v", err)
 	}

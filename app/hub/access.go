@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"time"
 
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
 
@@ -14,46 +15,43 @@ import (
 	"netmon/store/vault"
 )
 
-// startAccess opens the credential vault (checking the key against the one
-// the database was first used with) and starts the auth service.
-func (h *Hub) startAccess(ctx context.Context) error {
-	a := h.cfg.Access
-	key, generated, err := vault.LoadKey(vault.Config{Source: a.VaultKeySource, File: a.VaultKeyFile}, os.Getenv)
+// buildAccess opens the credential vault and builds the auth service.
+// Loading the key is I/O (the file is read, or generated on first start)
+// and so is checking it against the one the database was first used with:
+// the SSO provider and the static enroll token are built with the vault.
+func (h *Hub) buildAccess(ctx context.Context) error {
+	vc := h.cfg.Vault
+	key, generated, err := vault.LoadKey(vc, os.Getenv)
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
 	if generated {
-		h.log.Warn("vault key generated: back it up, secrets sealed with it are lost without it", "file", a.VaultKeyFile)
+		h.log.Warn("vault key generated: back it up, secrets sealed with it are lost without it", "file", vc.File)
 	}
-	if a.VaultKeySource == "file" {
-		if open, err := vault.FileModeTooOpen(a.VaultKeyFile); err == nil && open {
-			h.log.Warn("vault key file is readable by group or others; chmod 600 it", "file", a.VaultKeyFile)
+	if vc.Source == vault.SourceFile {
+		if open, err := vault.FileModeTooOpen(vc.File); err == nil && open {
+			h.log.Warn("vault key file is readable by group or others; chmod 600 it", "file", vc.File)
 		}
 	}
-	h.vault, err = vault.New(key)
-	if err != nil {
+	if h.vault, err = vault.New(key); err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
 	if _, err := vault.CheckKey(ctx, h.db, h.vault, store.ErrNotFound); err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
-
-	acfg := auth.DefaultConfig()
-	acfg.Password = a.AuthPassword
-	acfg.MultiSite = a.MultiSite
-	acfg.SessionStore = a.SessionStore
-	h.auth, err = auth.New(h.log.With("component", "auth"), acfg, h.db, h.reg)
-	if err != nil {
+	if h.auth, err = auth.New(h.log.With("component", "auth"), h.cfg.Auth, h.db, h.reg); err != nil {
 		return fmt.Errorf("auth: %w", err)
 	}
-	return h.auth.Start()
+	h.parts.add("auth", h.auth.Start, noCtx(h.auth.Stop))
+	return nil
 }
 
-// authRequired reports whether authentication is on (true on error: the
-// warning is only for the plainly open case).
-func (h *Hub) authRequired(ctx context.Context) bool {
-	on, err := h.auth.Required(ctx)
-	return err != nil || on
+// sso is the OpenID Connect provider with the hub's outbound client.
+func (h *Hub) sso() ssoClient {
+	if h.outbound == nil {
+		h.outbound = &http.Client{Timeout: 15 * time.Second}
+	}
+	return ssoClient{oidc.New(h.log.With("component", "oidc"), h.cfg.OIDC, h.vault), h.outbound}
 }
 
 // ssoClient hands the provider the hub's outbound HTTP client with every

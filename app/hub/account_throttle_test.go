@@ -18,7 +18,7 @@ import (
 // guessing on gets one try per 2 s, never a lockout.
 func TestAccountGuessingDoesNotLockOutItsOwner(t *testing.T) {
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
-		h, boot := bootstrap(t, dsn, func(c *config.Hub) { c.Access.TrustedProxies = []string{"127.0.0.1", "::1"} })
+		h, boot := bootstrap(t, dsn, func(c *config.HubConfig) { c.Server.TrustedProxies = []string{"127.0.0.1", "::1"} })
 		boot.createUser("alice", "alice-pass-1", "viewer", "")
 		from := func(ip string) *client {
 			c := h.client(t)

@@ -153,7 +153,7 @@ func TestLoginSessionCommitsWithItsRecord(t *testing.T) {
 	for _, kind := range []string{"memory", "db"} {
 		t.Run(kind, func(t *testing.T) {
 			storetest.EachDSN(t, func(t *testing.T, dsn string) {
-				h, boot := bootstrap(t, dsn, func(c *config.Hub) { c.Access.SessionStore = kind })
+				h, boot := bootstrap(t, dsn, func(c *config.HubConfig) { c.Auth.SessionStore = kind })
 				ctx := context.Background()
 				boot.createUser("erin", "erin-pass-1", "viewer", "")
 				var before int
@@ -192,7 +192,7 @@ func TestLoginSessionCommitsWithItsRecord(t *testing.T) {
 func TestNoSecretInLogsAuditOrResponses(t *testing.T) {
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		const legacy = "legacy-secret-XYZ1"
-		h, boot := bootstrap(t, dsn, func(c *config.Hub) { c.Access.AuthPassword = legacy })
+		h, boot := bootstrap(t, dsn, func(c *config.HubConfig) { c.Auth.Password = legacy })
 		var secrets []string
 		secrets = append(secrets, legacy, boot.cookie)
 		id := boot.createUser("dave", "dave-secret-PW1", "admin", "")
@@ -213,7 +213,7 @@ func TestNoSecretInLogsAuditOrResponses(t *testing.T) {
 		everything.WriteString(dave.call("GET", "/api/v1/audit?limit=1000", nil).must(t, 200).body)
 		everything.WriteString(dave.call("GET", "/api/v1/users", nil).body)
 		everything.WriteString(dave.call("GET", "/api/v1/tokens", nil).body)
-		key, err := os.ReadFile(h.cfg.Access.VaultKeyFile)
+		key, err := os.ReadFile(h.cfg.Vault.File)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,28 +239,28 @@ func TestVaultKeyChecked(t *testing.T) {
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "netmon.db")
 	keyFile := filepath.Join(dir, "vault.key")
-	h := startTestHub(t, dsn, func(c *config.Hub) { c.Access.VaultKeyFile = keyFile })
+	h := startTestHub(t, dsn, func(c *config.HubConfig) { c.Vault.File = keyFile })
 	if st, err := os.Stat(keyFile); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("generated key file: %v %v", st, err)
 	}
 	_ = h.Stop(context.Background())
 	// Same key: starts.
-	startTestHub(t, dsn, func(c *config.Hub) { c.Access.VaultKeyFile = keyFile }).Stop(context.Background())
+	startTestHub(t, dsn, func(c *config.HubConfig) { c.Vault.File = keyFile }).Stop(context.Background())
 	// Another key: refused.
 	other := filepath.Join(dir, "other.key")
 	if err := os.WriteFile(other, []byte(strings.Repeat("ab", 32)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := config.DefaultHub()
-	cfg.DB, cfg.Port, cfg.Access.VaultKeyFile = dsn, 0, other
-	err := New(discardLog(), cfg).Start(context.Background())
+	cfg := config.DefaultHubConfig()
+	cfg.Store.DSN, cfg.Server.Port, cfg.Vault.File = dsn, 0, other
+	_, err := newStarted(discardLog(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "vault key does not match") {
 		t.Fatalf("start with another key: %v", err)
 	}
 	// The env source: hex or base64, never written anywhere.
 	t.Setenv("NETMON_VAULT_MASTER_KEY", "not a key")
-	cfg.Access.VaultKeySource = "env"
-	err = New(discardLog(), cfg).Start(context.Background())
+	cfg.Vault.Source = "env"
+	_, err = newStarted(discardLog(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "NETMON_VAULT_MASTER_KEY") || strings.Contains(err.Error(), "not a key") {
 		t.Fatalf("bad env key: %v", err)
 	}

@@ -75,7 +75,7 @@ func TestCaptureControlErrors(t *testing.T) {
 		t.Errorf("record status %s", r.body)
 	}
 
-	off := startTestHub(t, storetestSQLite(t), func(c *config.Hub) { c.Capture.Enabled = false })
+	off := startTestHub(t, storetestSQLite(t), func(c *config.HubConfig) { c.Capture.Enabled = false })
 	oc := off.client(t)
 	if r := oc.call("POST", "/api/capture/start", map[string]string{"device": "lo"}).must(t, 200); r.body != `{"ok":false,"error":"hub-local capture is disabled on this hub (-capture=false)"}` {
 		t.Errorf("disabled: %s", r.body)
@@ -189,12 +189,12 @@ func TestCaptureOnLoopback(t *testing.T) {
 		t.Errorf("Content-Disposition %q", cd)
 	}
 	// The download is the file, byte for byte.
-	onDisk, err := os.ReadFile(filepath.Join(h.cfg.Capture.RecordDir, started.File))
+	onDisk, err := os.ReadFile(filepath.Join(h.cfg.Record.Dir, started.File))
 	if err != nil || dl.body != string(onDisk) {
 		t.Errorf("downloaded %d bytes, the file has %d (%v)", len(dl.body), len(onDisk), err)
 	}
 	if tcpdump, err := exec.LookPath("tcpdump"); err == nil {
-		file := filepath.Join(h.cfg.Capture.RecordDir, started.File)
+		file := filepath.Join(h.cfg.Record.Dir, started.File)
 		out, err := exec.Command(tcpdump, "-r", file, "-n", "-q", "udp and dst port "+strconv.Itoa(port)).Output()
 		if err != nil {
 			t.Fatalf("tcpdump: %v", err)
@@ -256,9 +256,9 @@ func urlEscape(s string) string {
 }
 
 func TestWebSocketFeed(t *testing.T) {
-	h := startTestHub(t, storetestSQLite(t), func(c *config.Hub) {
-		c.Access.AuthPassword = "bootstrap-secret-1"
-		c.Access.PublicURL = "https://netmon.example"
+	h := startTestHub(t, storetestSQLite(t), func(c *config.HubConfig) {
+		c.Auth.Password = "bootstrap-secret-1"
+		c.Server.PublicURL = "https://netmon.example"
 	})
 	c := h.client(t)
 	tok := c.login("", "bootstrap-secret-1")
@@ -328,7 +328,7 @@ func TestConnectionsAndGeo(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		h := startTestHub(t, dsn, func(c *config.Hub) { c.Capture.GeoIPDir = geoDir })
+		h := startTestHub(t, dsn, func(c *config.HubConfig) { c.Geo.Dir = geoDir })
 		c := h.client(t)
 		ln, _ := net.Listen("tcp", "127.0.0.1:0")
 		defer ln.Close()

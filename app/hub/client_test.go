@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -45,20 +46,20 @@ type testHub struct {
 
 // startTestHub starts a hub on dsn with a fresh vault key, debug JSON
 // logs captured, after mutate adjusts the configuration.
-func startTestHub(t *testing.T, dsn string, mutate func(*config.Hub)) *testHub {
+func startTestHub(t *testing.T, dsn string, mutate func(*config.HubConfig)) *testHub {
 	t.Helper()
 	return startTestHubWith(t, dsn, mutate, nil)
 }
 
 // startTestHubWith is startTestHub with a hook on the hub before Start.
-func startTestHubWith(t *testing.T, dsn string, mutate func(*config.Hub), before func(*Hub)) *testHub {
+func startTestHubWith(t *testing.T, dsn string, mutate func(*config.HubConfig), before func(*Hub)) *testHub {
 	t.Helper()
-	cfg := config.DefaultHub()
-	cfg.DB, cfg.Port = dsn, 0
-	cfg.Access.VaultKeyFile = filepath.Join(t.TempDir(), "vault.key")
-	cfg.Capture.RecordDir = filepath.Join(t.TempDir(), "captures")
-	cfg.Capture.GeoIPDir = filepath.Join(t.TempDir(), "geoip")
-	cfg.Capture.IPOnlineLookup = false // tests never call out
+	cfg := config.DefaultHubConfig()
+	cfg.Store.DSN, cfg.Server.Port = dsn, 0
+	cfg.Vault.File = filepath.Join(t.TempDir(), "vault.key")
+	cfg.Record.Dir = filepath.Join(t.TempDir(), "captures")
+	cfg.Geo.Dir = filepath.Join(t.TempDir(), "geoip")
+	cfg.Geo.Online = false // tests never call out
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -67,11 +68,12 @@ func startTestHubWith(t *testing.T, dsn string, mutate func(*config.Hub), before
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(log, cfg)
+	var opts []Option
 	if before != nil {
-		before(h)
+		opts = append(opts, before)
 	}
-	if err := h.Start(context.Background()); err != nil {
+	h, err := newStarted(log, cfg, opts...)
+	if err != nil {
 		t.Fatalf("start hub: %v\n%s", err, logs)
 	}
 	t.Cleanup(func() { _ = h.Stop(context.Background()) })
@@ -195,3 +197,15 @@ func updateDirect(ctx context.Context, h *testHub, id int64) (int64, string, err
 }
 
 func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// newStarted builds a hub and starts it; the error is New's or Start's.
+func newStarted(log *slog.Logger, cfg config.HubConfig, opts ...Option) (*Hub, error) {
+	h, err := New(context.Background(), log, cfg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return h, h.Start(context.Background())
+}
+
+// udpAddr is the listen address of a collector on port.
+func udpAddr(port int) string { return ":" + strconv.Itoa(port) }

@@ -70,8 +70,8 @@ func TestGrafanaDashboard(t *testing.T) {
 	}
 
 	flowPort, syslogPort := freeUDPPort(t), freeUDPPort(t)
-	h, admin := fleetHub(t, storetestSQLite(t), func(c *config.Hub) {
-		c.Collectors.FlowPort, c.Collectors.SyslogPort = flowPort, syslogPort
+	h, admin := fleetHub(t, storetestSQLite(t), func(c *config.HubConfig) {
+		c.Flows.Addr, c.Syslog.Addr = udpAddr(flowPort), udpAddr(syslogPort)
 	})
 	// An agent with two batches (a rate needs two).
 	agent := enrolled(t, hello(t, h, testStaticToken, wire.Hello{Name: "pc-1", MachineID: "m-dash"}))

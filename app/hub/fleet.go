@@ -3,37 +3,29 @@ package hub
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"netmon/app/auth"
 	"netmon/app/fleet"
 	"netmon/app/fleet/pki"
 )
 
-// startFleet builds the hub's CA (with -tls) and the fleet service. When
-// the operator set no static enroll token, the hub makes one, keeps it
-// sealed in the database and logs it once, so that a first agent can
-// enroll and later restarts keep it.
-func (h *Hub) startFleet(ctx context.Context) error {
-	fc := h.cfg.Fleet
+// buildFleet builds the hub's CA (with -tls) and the fleet service. Both
+// need I/O to be built: the CA's files are loaded or created in -tls-dir,
+// and when the operator set no static enroll token the hub makes one,
+// keeps it sealed in the database and logs it once, so that a first agent
+// can enroll and later restarts keep it.
+func (h *Hub) buildFleet(ctx context.Context) error {
 	var ca fleet.CA
-	if fc.TLS {
-		pcfg := pki.DefaultConfig()
-		pcfg.Dir, pcfg.CertFile, pcfg.KeyFile = fc.TLSDir, fc.TLSCert, fc.TLSKey
-		if len(fc.TLSHosts) > 0 {
-			pcfg.Hosts = fc.TLSHosts
-		}
-		a, err := pki.New(h.log.With("component", "pki"), pcfg)
+	if h.cfg.TLS.Enabled {
+		a, err := pki.New(h.log.With("component", "pki"), h.cfg.TLS)
 		if err != nil {
 			return fmt.Errorf("hub TLS: %w", err)
 		}
 		h.pki, ca = a, a
 	}
-	static := fc.EnrollToken
-	if static == "" {
-		var created bool
-		var err error
-		static, created, err = fleet.LoadStaticToken(ctx, h.db, h.vault)
+	fc := h.cfg.Fleet
+	if fc.StaticToken == "" {
+		static, created, err := fleet.LoadStaticToken(ctx, h.db, h.vault)
 		if err != nil {
 			return err
 		}
@@ -45,18 +37,16 @@ func (h *Hub) startFleet(ctx context.Context) error {
 		} else {
 			h.log.Info("static enroll token loaded from the database (set -enroll-token, or rotate it with `netmon admin enroll-token rotate-static`)")
 		}
+		fc.StaticToken = static
 	}
-	cfg := fleet.DefaultConfig()
-	cfg.StaticToken, cfg.MultiSite, cfg.PcapEnabled = static, h.cfg.Access.MultiSite, fc.AgentPcap
-	cfg.Interval = time.Duration(fc.AgentInterval) * time.Second
-	cfg.ArchiveDays, cfg.Archive = fc.AgentArchiveDays, h.cfg.Prune
 	// Enrollment has its own throttle with the login policy (spec 5.11),
 	// so failed enrollments and failed logins do not block each other.
 	tcfg := auth.DefaultThrottleConfig()
 	tcfg.FailuresOnly = true
 	limiter := throttleLimiter{auth.NewThrottle(tcfg, "enroll", h.reg)}
-	h.fleet = fleet.New(h.log.With("component", "fleet"), cfg, h.db, h.queue, limiter, ca, h.reg)
-	return h.fleet.Start()
+	h.fleet = fleet.New(h.log.With("component", "fleet"), fc, h.db, h.queue, limiter, ca, h.reg)
+	h.parts.add("fleet", h.fleet.Start, noCtx(h.fleet.Stop))
+	return nil
 }
 
 // throttleLimiter adapts the identity service's throttle to fleet.Limiter.

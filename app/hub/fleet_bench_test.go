@@ -300,16 +300,16 @@ func selfCPU() float64 {
 // JSON, identity, rates, queue and store), for profiling.
 func BenchmarkTelemetryInProcess(b *testing.B) {
 	dir := b.TempDir()
-	h := New(discardLog(), func() config.Hub {
-		c := config.DefaultHub()
-		c.DB, c.Port = filepath.Join(dir, "netmon.db"), 0
-		c.Access.VaultKeyFile = filepath.Join(dir, "vault.key")
-		c.Capture.Enabled, c.Capture.IPOnlineLookup = false, false
-		c.Capture.GeoIPDir, c.Capture.RecordDir = filepath.Join(dir, "geoip"), filepath.Join(dir, "captures")
-		c.Fleet.EnrollToken = testStaticToken
+	h, err := newStarted(discardLog(), func() config.HubConfig {
+		c := config.DefaultHubConfig()
+		c.Store.DSN, c.Server.Port = filepath.Join(dir, "netmon.db"), 0
+		c.Vault.File = filepath.Join(dir, "vault.key")
+		c.Capture.Enabled, c.Geo.Online = false, false
+		c.Geo.Dir, c.Record.Dir = filepath.Join(dir, "geoip"), filepath.Join(dir, "captures")
+		c.Fleet.StaticToken = testStaticToken
 		return c
 	}())
-	if err := h.Start(context.Background()); err != nil {
+	if err != nil {
 		b.Fatal(err)
 	}
 	defer h.Stop(context.Background())

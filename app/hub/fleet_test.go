@@ -18,11 +18,11 @@ const testStaticToken = "static-enroll-secret-0123456789"
 
 // fleetHub starts a hub with a known static enroll token, the legacy admin
 // password and a 30 s telemetry interval.
-func fleetHub(t *testing.T, dsn string, mutate func(*config.Hub)) (*testHub, *client) {
+func fleetHub(t *testing.T, dsn string, mutate func(*config.HubConfig)) (*testHub, *client) {
 	t.Helper()
-	h := startTestHub(t, dsn, func(c *config.Hub) {
-		c.Access.AuthPassword = "admin-password-1"
-		c.Fleet.EnrollToken = testStaticToken
+	h := startTestHub(t, dsn, func(c *config.HubConfig) {
+		c.Auth.Password = "admin-password-1"
+		c.Fleet.StaticToken = testStaticToken
 		if mutate != nil {
 			mutate(c)
 		}
@@ -192,7 +192,7 @@ func TestEnrollmentRefusals(t *testing.T) {
 // neither the agent nor its detail.
 func TestEnrollmentMultiSite(t *testing.T) {
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
-		h, admin := fleetHub(t, dsn, func(c *config.Hub) { c.Access.MultiSite = true })
+		h, admin := fleetHub(t, dsn, func(c *config.HubConfig) { c.Auth.MultiSite = true })
 		admin.call("POST", "/api/v1/enroll-tokens", map[string]any{"name": "no site"}).must(t, 400)
 		_, siteA := createEnrollToken(t, admin, map[string]any{"name": "a", "site": "a", "max_uses": 0})
 		hello(t, h, testStaticToken, wire.Hello{Name: "x"}).must(t, 401)

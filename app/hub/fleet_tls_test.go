@@ -37,10 +37,10 @@ type tlsHub struct {
 func startTLSHub(t *testing.T) *tlsHub {
 	t.Helper()
 	dir := t.TempDir()
-	h := startTestHub(t, storetestSQLite(t), func(c *config.Hub) {
-		c.Access.AuthPassword = "admin-password-1"
-		c.Fleet.EnrollToken = testStaticToken
-		c.Fleet.TLS, c.Fleet.TLSDir, c.Fleet.TLSHosts = true, dir, []string{"127.0.0.1"}
+	h := startTestHub(t, storetestSQLite(t), func(c *config.HubConfig) {
+		c.Auth.Password = "admin-password-1"
+		c.Fleet.StaticToken = testStaticToken
+		c.TLS.Enabled, c.TLS.Dir, c.TLS.Hosts = true, dir, []string{"127.0.0.1"}
 	})
 	caPEM, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
 	if err != nil {

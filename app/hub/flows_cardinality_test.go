@@ -130,7 +130,7 @@ func TestHighCardinalityFlows(t *testing.T) {
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		port := freeUDPPort(t)
-		h := startTestHub(t, dsn, func(c *config.Hub) { c.Collectors.FlowPort = port })
+		h := startTestHub(t, dsn, func(c *config.HubConfig) { c.Flows.Addr = udpAddr(port) })
 		send := func(ds []replay.Datagram) {
 			conn, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", port))
 			if err != nil {

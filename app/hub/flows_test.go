@@ -114,7 +114,7 @@ func TestSoftflowdExports(t *testing.T) {
 		t.Run("v"+v, func(t *testing.T) {
 			storetest.EachDSN(t, func(t *testing.T, dsn string) {
 				port := freeUDPPort(t)
-				h := startTestHub(t, dsn, func(c *config.Hub) { c.Collectors.FlowPort = port })
+				h := startTestHub(t, dsn, func(c *config.HubConfig) { c.Flows.Addr = udpAddr(port) })
 				wantPackets, wantOctets, _ := pcapTotals(t, flowPcap, v == "5")
 				cmd := exec.Command(softflowd, "-D", "-r", flowPcap, "-n", fmt.Sprintf("127.0.0.1:%d", port), "-v", v,
 					"-m", "65536", "-6", "-p", filepath.Join(t.TempDir(), "sf.pid"), "-c", "none")
@@ -141,7 +141,7 @@ func TestPmacctSFlow(t *testing.T) {
 	pmacctd := need(t, "pmacctd")
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		port := freeUDPPort(t)
-		h := startTestHub(t, dsn, func(c *config.Hub) { c.Collectors.SFlowPort = port })
+		h := startTestHub(t, dsn, func(c *config.HubConfig) { c.Flows.SFlowAddr = udpAddr(port) })
 		pcap, err := filepath.Abs(flowPcap)
 		if err != nil {
 			t.Fatal(err)
@@ -169,7 +169,7 @@ func TestLoggerSyslog(t *testing.T) {
 	logger := need(t, "logger")
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		port := freeUDPPort(t)
-		h := startTestHub(t, dsn, func(c *config.Hub) { c.Collectors.SyslogPort = port })
+		h := startTestHub(t, dsn, func(c *config.HubConfig) { c.Syslog.Addr = udpAddr(port) })
 		lines := filepath.Join(t.TempDir(), "lines.txt")
 		var b strings.Builder
 		for i := range 100 {

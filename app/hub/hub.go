@@ -1,7 +1,12 @@
 // Package hub is the composition root of the hub process: New builds every
 // component from the configuration in dependency order, Start starts them
-// in that order and Stop stops them in reverse. It is the only package that
-// imports all the others (with app/api); nothing imports it but app/cli.
+// in that order and Stop stops them in exactly the reverse order. It is
+// the only package that imports all the others (with app/api); nothing
+// imports it but app/cli. Each component gets its own Config from
+// config.HubConfig as is; the files here only wire: hub.go the process
+// (metrics, listener, store, HTTP), access.go the vault, auth and SSO,
+// capture.go GeoIP, capture and the live feed, collectors.go the ingest
+// queue and listeners, fleet.go the CA and the agents.
 package hub
 
 import (
@@ -12,8 +17,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,7 +28,6 @@ import (
 
 	"netmon/app/api"
 	"netmon/app/auth"
-	"netmon/app/auth/oidc"
 	"netmon/app/config"
 	"netmon/app/fleet"
 	"netmon/app/fleet/pki"
@@ -50,12 +52,16 @@ const DrainTimeout = 10 * time.Second
 // headers (a silent connection is closed after it).
 const ReadHeaderTimeout = 5 * time.Second
 
-// Hub is a running (or ready to run) hub process.
+// Hub is a built hub process: New builds it, Start runs it, Stop ends it.
 type Hub struct {
-	log *slog.Logger
-	cfg config.Hub
+	log   *slog.Logger
+	cfg   config.HubConfig
+	begin time.Time
+	parts parts
 
 	reg       *prometheus.Registry
+	guard     *httpguard.Guard
+	ln        net.Listener
 	db        *store.DB
 	retention *store.Retention
 	vault     *vault.Vault
@@ -67,12 +73,10 @@ type Hub struct {
 	queue     *queue.Channel
 	flows     *flows.Collector
 	syslog    *syslog.Receiver
-	fleet     *fleet.Service
 	pki       *pki.Authority
+	fleet     *fleet.Service
 	api       *api.Server
-	guard     *httpguard.Guard
 	srv       *http.Server
-	ln        net.Listener
 
 	// wrap, when set (tests only), wraps the API handler.
 	wrap func(http.Handler) http.Handler
@@ -85,106 +89,126 @@ type Hub struct {
 	stopErr  error
 }
 
-// New returns a hub for cfg. It does no work: Start opens and listens.
-// A Port of 0 picks a free port (tests); Addr tells which.
-func New(log *slog.Logger, cfg config.Hub) *Hub {
-	return &Hub{log: log, cfg: cfg, serveErr: make(chan error, 1)}
-}
+// Option adjusts a hub before New builds it (tests: wrap, outbound).
+type Option func(*Hub)
 
-// Start opens the store (applying migrations), starts the maintenance loop
-// and begins serving HTTP. On error everything already started is stopped.
-func (h *Hub) Start(ctx context.Context) (err error) {
-	begin := time.Now()
+// New builds every component from cfg in dependency order; Start starts
+// them. A Server.Port of 0 picks a free port (tests); Addr tells which.
+//
+// New does the little I/O building needs, each step saying why: it binds
+// the listener first (a busy port must fail before migrations run and
+// secrets are made and logged), opens the database (every service is
+// built over it; opening applies migrations), loads the vault key (the
+// SSO provider and the static enroll token are sealed with it), loads the
+// CA (-tls) and the static enroll token (the fleet is built with them).
+// On error what it opened is closed.
+func New(ctx context.Context, log *slog.Logger, cfg config.HubConfig, opts ...Option) (_ *Hub, err error) {
+	h := &Hub{log: log, cfg: cfg.Shared(), begin: time.Now(), serveErr: make(chan error, 1)}
+	for _, o := range opts {
+		o(h)
+	}
 	defer func() {
 		if err != nil {
-			_ = h.Stop(context.Background())
+			_ = h.parts.stopAll(context.Background())
 		}
 	}()
-	h.reg = prometheus.NewRegistry()
+	h.reg = newRegistry()
+	if err := h.buildListener(); err != nil {
+		return nil, err
+	}
+	if err := h.buildStore(ctx); err != nil {
+		return nil, err
+	}
+	if err := h.buildAccess(ctx); err != nil {
+		return nil, err
+	}
+	if err := h.buildCapture(); err != nil {
+		return nil, err
+	}
+	h.buildCollectors()
+	if err := h.buildFleet(ctx); err != nil {
+		return nil, err
+	}
+	if err := h.buildHTTP(); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// newRegistry is the hub's metrics registry with the process metrics.
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "netmon_build_info",
 		Help:        "Always 1; the labels say which build is running.",
 		ConstLabels: prometheus.Labels{"version": version.Version, "commit": version.Commit, "protocol_version": strconv.Itoa(version.ProtocolVersion)},
 	})
 	buildInfo.Set(1)
-	h.reg.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		buildInfo,
-	)
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo)
+	return reg
+}
 
-	// Bind first: a busy port must fail before migrations run and secrets
-	// are made and logged. Connections wait in the backlog until Serve.
-	gcfg := httpguard.DefaultConfig()
-	gcfg.MaxConns, gcfg.MaxConnsPerSource = h.cfg.MaxConns, h.cfg.MaxConnsPerSource
-	h.guard = httpguard.New(h.log.With("component", "http"), gcfg, h.reg)
-	h.ln, err = net.Listen("tcp", net.JoinHostPort(strings.Trim(h.cfg.Listen, "[]"), strconv.Itoa(h.cfg.Port)))
+// buildListener binds the port (I/O: first, so that a busy port fails
+// before anything else is done). Connections wait in the backlog until
+// Start serves.
+func (h *Hub) buildListener() error {
+	h.guard = httpguard.New(h.log.With("component", "http"), h.cfg.HTTP, h.reg)
+	s := h.cfg.Server
+	ln, err := net.Listen("tcp", net.JoinHostPort(strings.Trim(s.Listen, "[]"), strconv.Itoa(s.Port)))
 	if err != nil {
-		return fmt.Errorf("listen on port %d: %w", h.cfg.Port, err)
+		return fmt.Errorf("listen on port %d: %w", s.Port, err)
 	}
 	// The guard counts TCP connections, so it sits under TLS.
-	h.ln = h.guard.Listener(h.ln)
+	h.ln = h.guard.Listener(ln)
+	// Closed by the server's Shutdown once serving; here when it never did.
+	h.parts.opened("listener", func(context.Context) error {
+		_ = h.ln.Close()
+		return nil
+	})
+	return nil
+}
 
-	scfg := store.DefaultConfig()
-	scfg.DSN, scfg.MaxConns = h.cfg.DB, h.cfg.DBMaxConns
-	h.db, err = store.Open(ctx, h.log.With("component", "store"), scfg)
+// buildStore opens the database (I/O: see New) and the retention loop
+// over the producers' raw time-series tables.
+func (h *Hub) buildStore(ctx context.Context) error {
+	db, err := store.Open(ctx, h.log.With("component", "store"), h.cfg.Store)
 	if err != nil {
 		return err
 	}
-	for _, c := range h.db.Collectors() {
+	h.db = db
+	h.parts.opened("store", noCtx(db.Close))
+	for _, c := range db.Collectors() {
 		if err := h.reg.Register(c); err != nil {
 			return fmt.Errorf("register database metrics: %w", err)
 		}
 	}
-
-	rcfg := store.DefaultRetentionConfig()
-	rcfg.Hours, rcfg.Enabled = h.cfg.RetentionHours, h.cfg.Prune
-	h.retention = store.NewRetention(h.log.With("component", "retention"), rcfg, h.db, h.reg)
-	// Producers register their raw time-series tables here, before Start.
+	h.retention = store.NewRetention(h.log.With("component", "retention"), h.cfg.Retention, db, h.reg)
 	for _, table := range slices.Concat(store.TrafficTables, store.FlowTables, store.SyslogTables, store.AgentTables) {
 		if err := h.retention.Register(table, "ts"); err != nil {
 			return fmt.Errorf("register retention: %w", err)
 		}
 	}
-	if err := h.retention.Start(); err != nil {
-		return fmt.Errorf("start retention: %w", err)
-	}
+	h.parts.add("retention", h.retention.Start, noCtx(h.retention.Stop))
+	return nil
+}
 
-	if err := h.startAccess(ctx); err != nil {
-		return err
-	}
-	if err := h.startCapture(); err != nil {
-		return err
-	}
-	if err := h.startCollectors(); err != nil {
-		return err
-	}
-	if err := h.startFleet(ctx); err != nil {
-		return err
-	}
-	access := h.cfg.Access
-	proxies, err := config.ParseProxies(access.TrustedProxies)
+// buildHTTP builds the API over every service and the HTTP server that
+// Start serves it with.
+func (h *Hub) buildHTTP() error {
+	proxies, err := config.ParseProxies(h.cfg.Server.TrustedProxies)
 	if err != nil {
 		return err
 	}
-	if h.outbound == nil {
-		h.outbound = &http.Client{Timeout: 15 * time.Second}
-	}
-	sso := ssoClient{oidc.New(h.log.With("component", "oidc"), oidc.Config{
-		Issuer: access.OIDC.Issuer, ClientID: access.OIDC.ClientID, ClientSecret: access.OIDC.ClientSecret,
-		RedirectURL: access.OIDCRedirectURL(), GroupRoles: access.OIDC.GroupRoles, DefaultRole: access.OIDC.DefaultRole,
-	}, h.vault), h.outbound}
-
 	acfg := api.DefaultConfig()
 	acfg.Version = version.Version
 	h.api, err = api.New(h.log.With("component", "api"), acfg, api.Deps{
 		DB:             h.db,
 		Metrics:        h.reg,
-		UI:             ui.New(ui.Config{Dev: h.cfg.Dev}),
+		UI:             ui.New(h.cfg.UI),
 		Auth:           h.auth,
-		SSO:            sso,
+		SSO:            h.sso(),
 		Audit:          h.db,
-		PublicURL:      access.PublicURL,
+		PublicURL:      h.cfg.Server.PublicURL,
 		TrustedProxies: proxies,
 		History:        h.db,
 		Capture:        h.capture,
@@ -202,7 +226,6 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("build api: %w", err)
 	}
-
 	if h.pki != nil {
 		// HTTPS with optional client certificates: browsers connect
 		// without one, agents present theirs (spec 5 item 10).
@@ -226,122 +249,70 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 		ConnContext:       h.guard.ConnContext,
 		ErrorLog:          slog.NewLogLogger(h.log.With("component", "http").Handler(), slog.LevelWarn),
 	}
+	h.parts.add("http", h.serve, h.drain)
+	return nil
+}
+
+// serve starts serving on the bound listener.
+func (h *Hub) serve() error {
 	go func() {
 		if err := h.srv.Serve(h.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			h.serveErr <- err
 		}
 		close(h.serveErr)
 	}()
-	if !h.authRequired(ctx) {
-		where := "on every interface"
-		if h.loopbackOnly() {
-			where = "on this machine only (" + h.cfg.Listen + ")"
-		}
-		h.log.Warn("authentication is OFF "+where+": no -auth-password and no user; every request is served as admin. Create an admin with `netmon admin user create --create` or set NETMON_AUTH_PASSWORD",
-			"listen", h.ln.Addr().String())
-	} else if len(h.liveOrigins()) == 0 {
-		h.log.Warn("no -public-url (and no -tls-hosts): the live feed /ws accepts WebSocket upgrades from pages of any origin, guarded only by the session cookie's SameSite=Lax; set -public-url to the address users open")
+	return nil
+}
+
+// drain stops accepting connections and lets in-flight requests finish
+// for up to DrainTimeout (or ctx's deadline if sooner).
+func (h *Hub) drain(ctx context.Context) error {
+	dctx, cancel := context.WithTimeout(ctx, DrainTimeout)
+	defer cancel()
+	if err := h.srv.Shutdown(dctx); err != nil {
+		_ = h.srv.Close()
+		return fmt.Errorf("drain: %w", err)
 	}
-	if h.cfg.Access.AuthPassword != "" {
-		if rbac, err := h.db.EnabledAdminExists(ctx); err == nil && rbac {
-			h.log.Warn("the bootstrap password (-auth-password / NETMON_AUTH_PASSWORD) no longer signs anyone in: an enabled admin user exists (it works again only if no enabled admin remains); remove it from the configuration")
-		}
+	return nil
+}
+
+// Start starts the components in the order New built them, serving HTTP
+// last, then says what a new operator must know. On error everything
+// already started is stopped.
+func (h *Hub) Start(ctx context.Context) error {
+	if err := h.parts.startAll(); err != nil {
+		_ = h.Stop(context.Background())
+		return err
 	}
-	h.log.Info("hub started",
-		"version", version.Version,
-		"addr", h.ln.Addr().String(),
-		"db", h.db.Redacted(),
-		"dialect", string(h.db.Dialect()),
-		"retention_hours", h.cfg.RetentionHours,
-		"prune", h.cfg.Prune,
-		"dev", h.cfg.Dev,
-		"tls", h.pki != nil,
-		"startup_ms", time.Since(begin).Milliseconds())
-	// Every file and directory the hub keeps, as absolute paths: started
-	// from another directory, a relative path means other files.
-	abs := func(p string) string {
-		if a, err := filepath.Abs(p); err == nil {
-			return a
-		}
-		return p
-	}
-	files := []any{"vault_key", abs(h.cfg.Access.VaultKeyFile), "record_dir", abs(h.cfg.Capture.RecordDir), "geoip_dir", abs(h.cfg.Capture.GeoIPDir)}
-	if h.db.Dialect() == store.SQLite {
-		files = append(files, "database", abs(h.cfg.DB))
-	}
-	if h.pki != nil {
-		files = append(files, "tls_dir", abs(h.cfg.Fleet.TLSDir))
-	}
-	h.log.Info("hub files", files...)
-	// Start-up garbage (the GeoIP survey walks every network of each
-	// database) is returned to the OS now rather than at the scavenger's
-	// pace: idle RSS is what an operator looks at first.
-	debug.FreeOSMemory()
+	h.logStart(ctx)
 	return nil
 }
 
 // loopbackOnly reports whether -listen keeps the hub on this machine.
 func (h *Hub) loopbackOnly() bool {
-	ip := net.ParseIP(strings.Trim(h.cfg.Listen, "[]"))
-	return (ip != nil && ip.IsLoopback()) || h.cfg.Listen == "localhost"
+	ip := net.ParseIP(strings.Trim(h.cfg.Server.Listen, "[]"))
+	return (ip != nil && ip.IsLoopback()) || h.cfg.Server.Listen == "localhost"
 }
 
 // Log is the hub's logger.
 func (h *Hub) Log() *slog.Logger { return h.log }
 
-// Addr is the address the hub listens on (after Start).
+// Addr is the address the hub listens on.
 func (h *Hub) Addr() net.Addr { return h.ln.Addr() }
+
+// port is the TCP port the hub listens on.
+func (h *Hub) port() int { return h.ln.Addr().(*net.TCPAddr).Port }
 
 // Errors delivers a fatal serving error, and is closed when serving ends.
 func (h *Hub) Errors() <-chan error { return h.serveErr }
 
-// Stop stops accepting connections, lets in-flight requests finish for up
-// to DrainTimeout (or ctx's deadline if sooner), then stops the maintenance
-// loop and closes the store. It is safe to call more than once.
+// Stop stops every component in the reverse order of Start — HTTP first
+// (draining in-flight requests for up to DrainTimeout or ctx's deadline),
+// the database last — and returns their errors joined. It is safe to call
+// more than once.
 func (h *Hub) Stop(ctx context.Context) error {
 	h.stopOnce.Do(func() {
-		var errs []error
-		if h.srv != nil {
-			dctx, cancel := context.WithTimeout(ctx, DrainTimeout)
-			if err := h.srv.Shutdown(dctx); err != nil {
-				errs = append(errs, fmt.Errorf("drain http: %w", err))
-				_ = h.srv.Close()
-			}
-			cancel()
-		} else if h.ln != nil {
-			_ = h.ln.Close()
-		}
-		// Reverse order of Start: the feed, the capture (flushing its last
-		// minute while the store is open), GeoIP, auth.
-		if h.live != nil {
-			_ = h.live.Stop()
-		}
-		if h.fleet != nil {
-			_ = h.fleet.Stop()
-		}
-		errs = append(errs, h.stopCollectors()...)
-		if h.capture != nil {
-			if err := h.capture.Stop(); err != nil {
-				errs = append(errs, fmt.Errorf("stop capture: %w", err))
-			}
-		}
-		if h.geo != nil {
-			_ = h.geo.Stop()
-		}
-		if h.auth != nil {
-			_ = h.auth.Stop()
-		}
-		if h.retention != nil {
-			if err := h.retention.Stop(); err != nil {
-				errs = append(errs, fmt.Errorf("stop retention: %w", err))
-			}
-		}
-		if h.db != nil {
-			if err := h.db.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("close store: %w", err))
-			}
-		}
-		h.stopErr = errors.Join(errs...)
+		h.stopErr = h.parts.stopAll(ctx)
 		h.log.Info("hub stopped")
 	})
 	return h.stopErr

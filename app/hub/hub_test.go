@@ -18,17 +18,17 @@ import (
 )
 
 // startHub starts a hub on a free port and stops it when the test ends.
-func startHub(t *testing.T, cfg config.Hub) *Hub {
+func startHub(t *testing.T, cfg config.HubConfig) *Hub {
 	t.Helper()
-	cfg.Port = 0
-	if cfg.Access.VaultKeyFile == "vault.key" {
-		cfg.Access.VaultKeyFile = filepath.Join(t.TempDir(), "vault.key")
+	cfg.Server.Port = 0
+	if cfg.Vault.File == "vault.key" {
+		cfg.Vault.File = filepath.Join(t.TempDir(), "vault.key")
 	}
-	cfg.Capture.RecordDir = filepath.Join(t.TempDir(), "captures")
-	cfg.Capture.GeoIPDir = filepath.Join(t.TempDir(), "geoip")
-	cfg.Capture.IPOnlineLookup = false
-	h := New(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
-	if err := h.Start(context.Background()); err != nil {
+	cfg.Record.Dir = filepath.Join(t.TempDir(), "captures")
+	cfg.Geo.Dir = filepath.Join(t.TempDir(), "geoip")
+	cfg.Geo.Online = false
+	h, err := newStarted(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
+	if err != nil {
 		t.Fatalf("start hub: %v", err)
 	}
 	t.Cleanup(func() { _ = h.Stop(context.Background()) })
@@ -51,8 +51,8 @@ func get(t *testing.T, url string) (int, http.Header, string) {
 }
 
 func TestHubServesOnSQLite(t *testing.T) {
-	cfg := config.DefaultHub()
-	cfg.DB = filepath.Join(t.TempDir(), "netmon.db")
+	cfg := config.DefaultHubConfig()
+	cfg.Store.DSN = filepath.Join(t.TempDir(), "netmon.db")
 	h := startHub(t, cfg)
 	u := base(h)
 
@@ -71,7 +71,7 @@ func TestHubServesOnSQLite(t *testing.T) {
 	if code != 200 || !strings.Contains(body, "<title>netmon</title>") || !strings.Contains(hdr.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
 		t.Errorf("UI shell: %d %v %.200s", code, hdr, body)
 	}
-	if _, err := os.Stat(cfg.DB); err != nil {
+	if _, err := os.Stat(cfg.Store.DSN); err != nil {
 		t.Errorf("database file: %v", err)
 	}
 	code, _, body = get(t, u+"/metrics")
@@ -91,12 +91,11 @@ func TestStartFailsClearly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			cfg := config.DefaultHub()
-			cfg.DB, cfg.Port = tt.db, 0
-			cfg.Access.VaultKeyFile = filepath.Join(t.TempDir(), "vault.key")
-			cfg.Capture.IPOnlineLookup = false
-			h := New(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
-			err := h.Start(context.Background())
+			cfg := config.DefaultHubConfig()
+			cfg.Store.DSN, cfg.Server.Port = tt.db, 0
+			cfg.Vault.File = filepath.Join(t.TempDir(), "vault.key")
+			cfg.Geo.Online = false
+			_, err := newStarted(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("Start error = %v, want one naming %q", err, tt.wantErr)
 			}
@@ -108,24 +107,25 @@ func TestStartFailsClearly(t *testing.T) {
 // Stop runs: Stop must wait for it, the request must still be answered, and
 // new connections must be refused meanwhile.
 func TestStopDrainsInFlightRequests(t *testing.T) {
-	cfg := config.DefaultHub()
-	cfg.DB, cfg.Port = filepath.Join(t.TempDir(), "netmon.db"), 0
-	cfg.Access.VaultKeyFile = filepath.Join(t.TempDir(), "vault.key")
-	cfg.Capture.IPOnlineLookup = false
-	h := New(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
+	cfg := config.DefaultHubConfig()
+	cfg.Store.DSN, cfg.Server.Port = filepath.Join(t.TempDir(), "netmon.db"), 0
+	cfg.Vault.File = filepath.Join(t.TempDir(), "vault.key")
+	cfg.Geo.Online = false
 	entered, release := make(chan struct{}), make(chan struct{})
-	h.wrap = func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/slow" {
-				close(entered)
-				<-release
-				_, _ = io.WriteString(w, "done")
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
-	if err := h.Start(context.Background()); err != nil {
+	h, err := newStarted(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg, func(h *Hub) {
+		h.wrap = func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/slow" {
+					close(entered)
+					<-release
+					_, _ = io.WriteString(w, "done")
+					return
+				}
+				next.ServeHTTP(w, r)
+			})
+		}
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Stop(context.Background()) })

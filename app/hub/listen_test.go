@@ -22,15 +22,14 @@ func TestBusyPortFailsFirst(t *testing.T) {
 	}
 	defer ln.Close()
 	dir := t.TempDir()
-	cfg := config.DefaultHub()
-	cfg.Port = ln.Addr().(*net.TCPAddr).Port
-	cfg.DB = filepath.Join(dir, "netmon.db")
-	cfg.Access.VaultKeyFile = filepath.Join(dir, "vault.key")
-	cfg.Capture.RecordDir, cfg.Capture.GeoIPDir, cfg.Capture.IPOnlineLookup = dir, dir, false
+	cfg := config.DefaultHubConfig()
+	cfg.Server.Port = ln.Addr().(*net.TCPAddr).Port
+	cfg.Store.DSN = filepath.Join(dir, "netmon.db")
+	cfg.Vault.File = filepath.Join(dir, "vault.key")
+	cfg.Record.Dir, cfg.Geo.Dir, cfg.Geo.Online = dir, dir, false
 	var logs bytes.Buffer
 	log, _ := logging.New(&logs, "json", "debug")
-	h := New(log, cfg)
-	err = h.Start(context.Background())
+	h, err := newStarted(log, cfg)
 	if err == nil {
 		_ = h.Stop(context.Background())
 		t.Fatal("the hub started on a busy port")
@@ -55,10 +54,10 @@ func TestBusyPortFailsFirst(t *testing.T) {
 func TestStartWarnings(t *testing.T) {
 	dsn := storetestSQLite(t)
 	key := filepath.Join(t.TempDir(), "vault.key")
-	open := startTestHub(t, dsn, func(c *config.Hub) {
-		c.Listen = "127.0.0.1"
-		c.Access.VaultKeyFile = key
-		c.Capture.IPOnlineLookup = true // no .mmdb in the empty GeoIP dir
+	open := startTestHub(t, dsn, func(c *config.HubConfig) {
+		c.Server.Listen = "127.0.0.1"
+		c.Vault.File = key
+		c.Geo.Online = true // no .mmdb in the empty GeoIP dir
 	})
 	if ip := open.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
 		t.Errorf("-listen 127.0.0.1 listens on %v", ip)
@@ -73,9 +72,9 @@ func TestStartWarnings(t *testing.T) {
 	admin.createUser("root", "root-pass-123", "admin", "")
 	_ = open.Stop(context.Background())
 
-	withPassword := startTestHub(t, dsn, func(c *config.Hub) {
-		c.Access.VaultKeyFile = key
-		c.Access.AuthPassword = "bootstrap-secret-1"
+	withPassword := startTestHub(t, dsn, func(c *config.HubConfig) {
+		c.Vault.File = key
+		c.Auth.Password = "bootstrap-secret-1"
 	})
 	if logs := withPassword.logs.String(); !strings.Contains(logs, "the bootstrap password (-auth-password / NETMON_AUTH_PASSWORD) no longer signs anyone in") ||
 		strings.Contains(logs, "authentication is OFF") {

@@ -132,11 +132,11 @@ func TestLiveFeedEndsWithItsSession(t *testing.T) {
 func TestLiveFeedEndsOnEveryHub(t *testing.T) {
 	dsn := storetest.PostgresDSN(t)
 	key := filepath.Join(t.TempDir(), "vault.key")
-	shared := func(c *config.Hub) {
-		c.Access.AuthPassword = "bootstrap-secret-1"
-		c.Access.SessionStore = "db"
-		c.Access.VaultKeyFile = key
-		c.Prune = false
+	shared := func(c *config.HubConfig) {
+		c.Auth.Password = "bootstrap-secret-1"
+		c.Auth.SessionStore = "db"
+		c.Vault.File = key
+		c.Retention.Enabled = false
 	}
 	a := startTestHub(t, dsn, shared)
 	b := startTestHub(t, dsn, shared)

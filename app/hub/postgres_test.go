@@ -138,8 +138,8 @@ func waitStatus(t *testing.T, url string, want int, timeout time.Duration) time.
 // and 200 again once it is back, without a restart.
 func TestPostgresDownAndBack(t *testing.T) {
 	pg := newPrivatePostgres(t)
-	cfg := config.DefaultHub()
-	cfg.DB = pg.dsn()
+	cfg := config.DefaultHubConfig()
+	cfg.Store.DSN = pg.dsn()
 	h := startHub(t, cfg)
 	u := base(h)
 

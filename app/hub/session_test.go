@@ -14,8 +14,8 @@ import (
 
 const authRequired = `{"error":"oturum gerekli","auth_required":true,"message":"session required"}`
 
-func withPassword(pw string) func(*config.Hub) {
-	return func(c *config.Hub) { c.Access.AuthPassword = pw }
+func withPassword(pw string) func(*config.HubConfig) {
+	return func(c *config.HubConfig) { c.Auth.Password = pw }
 }
 
 func TestAuthenticationOffIsOpenAsAdmin(t *testing.T) {
@@ -110,9 +110,9 @@ func TestLoginSessionCookieAndLogout(t *testing.T) {
 }
 
 func TestSecureCookieBehindHTTPSPublicURL(t *testing.T) {
-	h := startTestHub(t, storetestSQLite(t), func(c *config.Hub) {
-		c.Access.AuthPassword = "bootstrap-secret-1"
-		c.Access.PublicURL = "https://netmon.example"
+	h := startTestHub(t, storetestSQLite(t), func(c *config.HubConfig) {
+		c.Auth.Password = "bootstrap-secret-1"
+		c.Server.PublicURL = "https://netmon.example"
 	})
 	r := h.client(t).call("POST", "/api/login", map[string]string{"password": "bootstrap-secret-1"}).must(t, 200)
 	if !strings.HasSuffix(r.header.Get("Set-Cookie"), "; HttpOnly; Secure; SameSite=Lax") {
@@ -180,9 +180,9 @@ func TestLoginThrottleConcurrentBurst(t *testing.T) {
 
 // TestTrustedProxy: X-Forwarded-For is believed only from a configured proxy.
 func TestTrustedProxy(t *testing.T) {
-	h := startTestHub(t, storetestSQLite(t), func(c *config.Hub) {
-		c.Access.AuthPassword = "bootstrap-secret-1"
-		c.Access.TrustedProxies = []string{"127.0.0.1", "::1"}
+	h := startTestHub(t, storetestSQLite(t), func(c *config.HubConfig) {
+		c.Auth.Password = "bootstrap-secret-1"
+		c.Server.TrustedProxies = []string{"127.0.0.1", "::1"}
 	})
 	c := h.client(t)
 	c.headers["X-Forwarded-For"] = "198.51.100.1"
@@ -200,9 +200,9 @@ func TestTrustedProxy(t *testing.T) {
 
 func TestCSRF(t *testing.T) {
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
-		h := startTestHub(t, dsn, func(c *config.Hub) {
-			c.Access.AuthPassword = "bootstrap-secret-1"
-			c.Access.PublicURL = "https://netmon.example"
+		h := startTestHub(t, dsn, func(c *config.HubConfig) {
+			c.Auth.Password = "bootstrap-secret-1"
+			c.Server.PublicURL = "https://netmon.example"
 		})
 		c := h.client(t)
 		tok := c.login("", "bootstrap-secret-1")

@@ -15,12 +15,12 @@ import (
 func TestSessionsSharedAcrossHubs(t *testing.T) {
 	dsn := storetest.PostgresDSN(t)
 	key := filepath.Join(t.TempDir(), "vault.key")
-	shared := func(store string) func(*config.Hub) {
-		return func(c *config.Hub) {
-			c.Access.AuthPassword = "bootstrap-secret-1"
-			c.Access.SessionStore = store
-			c.Access.VaultKeyFile = key
-			c.Prune = false
+	shared := func(store string) func(*config.HubConfig) {
+		return func(c *config.HubConfig) {
+			c.Auth.Password = "bootstrap-secret-1"
+			c.Auth.SessionStore = store
+			c.Vault.File = key
+			c.Retention.Enabled = false
 		}
 	}
 	a := startTestHub(t, dsn, shared("db"))

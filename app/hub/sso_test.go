@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"netmon/app/auth/oidc"
 	"netmon/app/auth/oidc/oidctest"
 	"netmon/app/config"
 	"netmon/store/storetest"
@@ -22,11 +23,11 @@ func ssoHub(t *testing.T, dsn string) (*testHub, *oidctest.Server) {
 	t.Helper()
 	idp := oidctest.NewServer(t)
 	port := freePort(t)
-	h := startTestHubWith(t, dsn, func(c *config.Hub) {
-		c.Port = port
-		c.Access.AuthPassword = "bootstrap-secret-1"
-		c.Access.PublicURL = fmt.Sprintf("http://127.0.0.1:%d", port)
-		c.Access.OIDC = config.OIDC{
+	h := startTestHubWith(t, dsn, func(c *config.HubConfig) {
+		c.Server.Port = port
+		c.Auth.Password = "bootstrap-secret-1"
+		c.Server.PublicURL = fmt.Sprintf("http://127.0.0.1:%d", port)
+		c.OIDC = oidc.Config{
 			Issuer: idp.Issuer(), ClientID: idp.ClientID, ClientSecret: idp.ClientSecret,
 			GroupRoles: map[string]string{"noc": "netops", "secops": "analyst", "it-admins": "admin"}, DefaultRole: "viewer",
 		}

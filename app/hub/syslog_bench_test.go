@@ -63,14 +63,14 @@ func freeUDPPortB(b *testing.B) int {
 }
 
 func startBenchHub(b *testing.B, syslogPort int) *Hub {
-	cfg := config.DefaultHub()
+	cfg := config.DefaultHubConfig()
 	dir := b.TempDir()
-	cfg.DB, cfg.Port = dir+"/netmon.db", 0
-	cfg.Access.VaultKeyFile = dir + "/vault.key"
-	cfg.Capture.RecordDir, cfg.Capture.GeoIPDir, cfg.Capture.IPOnlineLookup = dir, dir, false
-	cfg.Collectors.SyslogPort = syslogPort
-	h := New(discardLog(), cfg)
-	if err := h.Start(context.Background()); err != nil {
+	cfg.Store.DSN, cfg.Server.Port = dir+"/netmon.db", 0
+	cfg.Vault.File = dir + "/vault.key"
+	cfg.Record.Dir, cfg.Geo.Dir, cfg.Geo.Online = dir, dir, false
+	cfg.Syslog.Addr = udpAddr(syslogPort)
+	h, err := newStarted(discardLog(), cfg)
+	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = h.Stop(context.Background()) })

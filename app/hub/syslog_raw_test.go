@@ -21,7 +21,7 @@ import (
 func TestSyslogAlteredBytesKept(t *testing.T) {
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		port := freeUDPPort(t)
-		h := startTestHub(t, dsn, func(c *config.Hub) { c.Collectors.SyslogPort = port })
+		h := startTestHub(t, dsn, func(c *config.HubConfig) { c.Syslog.Addr = udpAddr(port) })
 		sent := [][]byte{
 			[]byte("<13>Nov 24 10:00:00 host app: clean line\n"),
 			[]byte("<13>Nov 24 10:00:00 host app: nul\x00inside"),

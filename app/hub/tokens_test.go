@@ -56,7 +56,7 @@ func TestAPITokens(t *testing.T) {
 
 func TestSiteScope(t *testing.T) {
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
-		h, boot := bootstrap(t, dsn, func(c *config.Hub) { c.Access.MultiSite = true })
+		h, boot := bootstrap(t, dsn, func(c *config.HubConfig) { c.Auth.MultiSite = true })
 		// Multi-site roles exist, and site-admin needs a site.
 		boot.call("POST", "/api/v1/users", map[string]string{"username": "sa", "password": "long-enough", "role": "site-admin"}).must(t, 400)
 		saA := boot.createUser("sa-a", "site-a-pass", "site-admin", "a")

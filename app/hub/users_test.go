@@ -12,16 +12,16 @@ import (
 
 // bootstrap starts a hub with the legacy password and returns a client
 // signed in with it.
-func bootstrap(t *testing.T, dsn string, mutate ...func(*config.Hub)) (*testHub, *client) {
+func bootstrap(t *testing.T, dsn string, mutate ...func(*config.HubConfig)) (*testHub, *client) {
 	t.Helper()
-	h := startTestHub(t, dsn, func(c *config.Hub) {
-		c.Access.AuthPassword = "bootstrap-secret-1"
+	h := startTestHub(t, dsn, func(c *config.HubConfig) {
+		c.Auth.Password = "bootstrap-secret-1"
 		for _, m := range mutate {
 			m(c)
 		}
 	})
 	c := h.client(t)
-	c.login("", h.cfg.Access.AuthPassword)
+	c.login("", h.cfg.Auth.Password)
 	return h, c
 }
 

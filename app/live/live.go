@@ -23,25 +23,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Config configures the feed.
-type Config struct {
-	// Interval between ticks (1 s).
-	Interval time.Duration
-	// Buffer is how many ticks a client may have queued before it is
-	// dropped as too slow.
-	Buffer int
-	// WriteTimeout bounds one write to a client.
-	WriteTimeout time.Duration
-	// AllowedOrigins are the origins (scheme://host[:port], e.g.
-	// https://netmon.example from -public-url, https://<tls host>:<port>,
-	// http://localhost:<port>) whose pages may open the feed, compared
-	// exactly: scheme, host and port (a missing port is the scheme's
-	// default). The request's own origin (its scheme and Host) is allowed
-	// too. Empty: every origin is accepted (the spec's behaviour when
-	// -public-url and -tls-hosts are both empty).
-	AllowedOrigins []string
-}
-
 // Sessions re-checks, every tick, that each client's credentials still
 // grant the feed, so a socket does not outlive its session (logout,
 // expiry, password change, disabled or deleted user, revoked token) — on
@@ -60,11 +41,6 @@ type Sessions interface {
 // (4000-4999 are the application's): the console sends the user to sign
 // in rather than reconnecting.
 const CloseSessionEnded websocket.StatusCode = 4001
-
-// DefaultConfig returns one tick a second, four queued ticks per client.
-func DefaultConfig() Config {
-	return Config{Interval: time.Second, Buffer: 4, WriteTimeout: 5 * time.Second}
-}
 
 // TickSource computes one tick; it is called once per interval while at
 // least one client listens.

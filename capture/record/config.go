@@ -31,9 +31,9 @@ const (
 )
 
 // DefaultConfig returns the defaults of the spec: directory "captures",
-// 100 MiB per file.
+// 100 MiB per file (Now stays nil: New uses time.Now).
 func DefaultConfig() Config {
-	return Config{Dir: DefaultDir, MaxBytes: DefaultMaxBytes, Now: time.Now}
+	return Config{Dir: DefaultDir, MaxBytes: DefaultMaxBytes}
 }
 
 // withDefaults fills zero fields with the defaults.

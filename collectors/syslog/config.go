@@ -4,7 +4,8 @@ import "time"
 
 // Config is the configuration of the syslog receiver.
 type Config struct {
-	// Addr is the UDP listen address (":5514"); "" turns the receiver off.
+	// Addr is the UDP listen address, e.g. ":5514" (-syslog-port); ""
+	// turns the receiver off, the default.
 	Addr string
 	// ReadBuffer is the socket receive buffer (SO_RCVBUF) asked for, in
 	// bytes. It absorbs bursts while the workers catch up; as root the
@@ -27,12 +28,11 @@ type Config struct {
 	FlushInterval time.Duration
 }
 
-// DefaultConfig returns the hub's defaults: UDP port 5514, an 8 MiB
-// socket buffer, two workers, 8 KiB messages (rsyslog's default limit and
+// DefaultConfig returns the hub's defaults: the receiver off (the usual
+// port is 5514, -syslog-port turns it on), an 8 MiB socket buffer, two workers, 8 KiB messages (rsyslog's default limit and
 // four times RFC 5424's 2 KiB minimum), batches of 256 or every 100 ms.
 func DefaultConfig() Config {
 	return Config{
-		Addr:          ":5514",
 		ReadBuffer:    8 << 20,
 		Workers:       2,
 		MaxMessage:    8192,

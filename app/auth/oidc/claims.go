@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
+
+	"netmon/app/errs"
 )
 
 // idClaims are the ID token claims netmon reads beyond those go-oidc
@@ -43,17 +45,17 @@ func (s *stringOrSet) UnmarshalJSON(b []byte) error {
 // login turns a verified ID token into a Login.
 func (p *Provider) login(idt *gooidc.IDToken) (Login, error) {
 	if idt.Subject == "" {
-		return Login{}, fail(msgRejected+": no subject", nil)
+		return Login{}, fail(errs.Unauthorized, msgRejected+": no subject", nil)
 	}
 	var c idClaims
 	if err := idt.Claims(&c); err != nil {
-		return Login{}, fail(msgRejected+": unreadable claims", err)
+		return Login{}, fail(errs.Unauthorized, msgRejected+": unreadable claims", err)
 	}
 	// OpenID Connect Core 3.1.3.7: with several audiences the token must
 	// name us as its authorized party. go-oidc checks only that we are
 	// among the audiences.
 	if len(idt.Audience) > 1 && c.AuthorizedParty != p.cfg.ClientID {
-		return Login{}, fail(msgRejected+": wrong audience", errors.New("several audiences and azp is not the client id"))
+		return Login{}, fail(errs.Unauthorized, msgRejected+": wrong audience", errors.New("several audiences and azp is not the client id"))
 	}
 	groups := []string(c.Groups)
 	if len(groups) == 0 {

@@ -3,29 +3,25 @@ package oidc
 import (
 	"errors"
 	"regexp"
+
+	"netmon/app/errs"
 )
 
-// ErrDisabled is the cause of the *Error that Begin and Finish return when
+// ErrDisabled is the cause of the error that Begin and Finish return when
 // SSO is off (Config.Issuer empty).
 var ErrDisabled = errors.New("oidc: SSO is off")
 
-// Error is what Begin and Finish return. Msg is short and safe to show to
-// the user; Err is the cause, for the log. Neither carries the client
-// secret, the authorization code, a token or the login-state cookie: causes
-// from the token exchange are reduced to their text, so that no
-// *http.Request with the client's credentials hangs off the chain.
-type Error struct {
-	Msg string
-	Err error
+// fail is what Begin and Finish return: an *errs.Error whose Msg is short
+// and safe to show to the user and whose Err is the cause, for the log.
+// Neither carries the client secret, the authorization code, a token or
+// the login-state cookie: causes from the token exchange are reduced to
+// their text, so that no *http.Request with the client's credentials hangs
+// off the chain. Printing the error never shows the cause (errs.Error
+// prints Msg only). A login the provider or the state refuses is
+// Unauthorized; SSO off is NotFound; an unreachable provider Unavailable.
+func fail(kind errs.Kind, msg string, cause error) *errs.Error {
+	return &errs.Error{Kind: kind, Msg: msg, Err: cause}
 }
-
-// Error returns Msg, so that printing the error never shows the cause.
-func (e *Error) Error() string { return e.Msg }
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-func fail(msg string, cause error) *Error { return &Error{Msg: msg, Err: cause} }
 
 // Causes the tests (and a caller's log) can tell apart behind the one
 // message a user sees for a stale or forged login state.

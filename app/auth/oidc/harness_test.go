@@ -19,6 +19,7 @@ import (
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
 
 	"netmon/app/auth/oidc/oidctest"
+	"netmon/app/errs"
 )
 
 // testSealer is AES-256-GCM with a random nonce in front, as the vault
@@ -169,9 +170,9 @@ func (h *harness) callback(w http.ResponseWriter, r *http.Request) {
 }
 
 func writeError(w http.ResponseWriter, status int, err error) {
-	var e *Error
-	if !errors.As(err, &e) {
-		status, e = http.StatusInternalServerError, &Error{Msg: "not an *Error: " + err.Error()}
+	e, ok := errs.As(err)
+	if !ok {
+		status, e = http.StatusInternalServerError, &errs.Error{Msg: "not an *errs.Error: " + err.Error()}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -12,6 +12,8 @@ import (
 
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
+
+	"netmon/app/errs"
 )
 
 // Login is a verified SSO login. The caller links it to a netmon user by
@@ -31,11 +33,11 @@ type Login struct {
 func (p *Provider) ready() error {
 	switch {
 	case !p.Enabled():
-		return fail(msgDisabled, ErrDisabled)
+		return fail(errs.NotFound, msgDisabled, ErrDisabled)
 	case p.cfg.ClientID == "":
-		return fail(msgInternal, errors.New("oidc client_id is not configured"))
+		return fail(errs.Internal, msgInternal, errors.New("oidc client_id is not configured"))
 	case p.sealer == nil:
-		return fail(msgInternal, errors.New("oidc provider has no sealer"))
+		return fail(errs.Internal, msgInternal, errors.New("oidc provider has no sealer"))
 	}
 	return nil
 }
@@ -46,7 +48,7 @@ func (p *Provider) ready() error {
 // RedirectURL is https), and returns the provider's authorization URL, to
 // which the caller redirects the browser. The discovery document is fetched
 // on first use and cached; after a failure the next call tries again.
-// Errors are *Error.
+// Errors are *errs.Error (see fail).
 func (p *Provider) Begin(ctx context.Context, w http.ResponseWriter, r *http.Request) (authURL string, err error) {
 	if err := p.ready(); err != nil {
 		return "", err
@@ -63,7 +65,7 @@ func (p *Provider) Begin(ctx context.Context, w http.ResponseWriter, r *http.Req
 	}
 	value, err := p.sealState(st)
 	if err != nil {
-		return "", fail(msgInternal, err)
+		return "", fail(errs.Internal, msgInternal, err)
 	}
 	http.SetCookie(w, p.stateCookie(r, value))
 	return d.oauth.AuthCodeURL(st.State, gooidc.Nonce(st.Nonce), oauth2.S256ChallengeOption(st.Verifier)), nil
@@ -82,7 +84,7 @@ func (p *Provider) Begin(ctx context.Context, w http.ResponseWriter, r *http.Req
 // groups match the most privileged role wins (global-admin, admin,
 // site-admin, netops, analyst, viewer); none gives DefaultRole.
 //
-// Errors are *Error, whose Msg the caller may show (with a 401).
+// Errors are *errs.Error, whose Msg the caller may show (with a 401).
 func (p *Provider) Finish(ctx context.Context, w http.ResponseWriter, r *http.Request) (Login, error) {
 	if err := p.ready(); err != nil {
 		return Login{}, err
@@ -94,12 +96,12 @@ func (p *Provider) Finish(ctx context.Context, w http.ResponseWriter, r *http.Re
 
 	q := r.URL.Query()
 	if code := q.Get("error"); code != "" {
-		return Login{}, fail(withCode(msgProviderError, code),
+		return Login{}, fail(errs.Unauthorized, withCode(msgProviderError, code),
 			fmt.Errorf("provider error %.64q: %.200q", code, q.Get("error_description")))
 	}
 	code := q.Get("code")
 	if code == "" {
-		return Login{}, fail(msgNoCode, nil)
+		return Login{}, fail(errs.Unauthorized, msgNoCode, nil)
 	}
 
 	d, err := p.discover(ctx)
@@ -114,24 +116,24 @@ func (p *Provider) Finish(ctx context.Context, w http.ResponseWriter, r *http.Re
 		// request, whose Authorization header carries the client secret.
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {
-			return Login{}, fail(withCode(msgExchange, re.ErrorCode), errors.New(re.Error()))
+			return Login{}, fail(errs.Unauthorized, withCode(msgExchange, re.ErrorCode), errors.New(re.Error()))
 		}
-		return Login{}, fail(msgExchange, errors.New(err.Error()))
+		return Login{}, fail(errs.Unauthorized, msgExchange, errors.New(err.Error()))
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		return Login{}, fail(msgNoIDToken, nil)
+		return Login{}, fail(errs.Unauthorized, msgNoIDToken, nil)
 	}
 	idt, err := d.verifier.Verify(xctx, raw)
 	if err != nil {
-		return Login{}, fail(msgRejected+": "+rejection(err), err)
+		return Login{}, fail(errs.Unauthorized, msgRejected+": "+rejection(err), err)
 	}
 	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(st.Nonce)) != 1 {
-		return Login{}, fail(msgNonce, nil)
+		return Login{}, fail(errs.Unauthorized, msgNonce, nil)
 	}
 	if idt.AccessTokenHash != "" {
 		if err := idt.VerifyAccessToken(tok.AccessToken); err != nil {
-			return Login{}, fail(msgRejected+": access token hash mismatch", err)
+			return Login{}, fail(errs.Unauthorized, msgRejected+": access token hash mismatch", err)
 		}
 	}
 	return p.login(idt)
@@ -144,19 +146,19 @@ func (p *Provider) takeState(w http.ResponseWriter, r *http.Request) (loginState
 	// Cleared whatever happens next: a state serves one callback only.
 	http.SetCookie(w, p.stateCookie(r, ""))
 	if err != nil || c.Value == "" {
-		return loginState{}, fail(msgStale, errNoCookie)
+		return loginState{}, fail(errs.Unauthorized, msgStale, errNoCookie)
 	}
 	st, err := p.openState(c.Value)
 	if err != nil {
-		return loginState{}, fail(msgStale, err)
+		return loginState{}, fail(errs.Unauthorized, msgStale, err)
 	}
 	// A state from the future is as suspect as a stale one.
 	age := p.now().Sub(time.Unix(st.Created, 0))
 	if age < -time.Minute || age > StateTTL {
-		return loginState{}, fail(msgStale, errStateExpired)
+		return loginState{}, fail(errs.Unauthorized, msgStale, errStateExpired)
 	}
 	if subtle.ConstantTimeCompare([]byte(r.URL.Query().Get("state")), []byte(st.State)) != 1 {
-		return loginState{}, fail(msgStateMismatch, errStateDiffers)
+		return loginState{}, fail(errs.Unauthorized, msgStateMismatch, errStateDiffers)
 	}
 	return st, nil
 }

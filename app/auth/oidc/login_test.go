@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"netmon/app/auth/oidc/oidctest"
+	"netmon/app/errs"
 )
 
 func TestLoginSuccess(t *testing.T) {
@@ -461,9 +462,9 @@ func TestDisabled(t *testing.T) {
 	_, errBegin := p.Begin(context.Background(), w, r)
 	_, errFinish := p.Finish(context.Background(), w, r)
 	for _, err := range []error{errBegin, errFinish} {
-		var e *Error
-		if !errors.As(err, &e) || !errors.Is(err, ErrDisabled) || e.Msg != msgDisabled {
-			t.Errorf("err = %#v, want *Error %q wrapping ErrDisabled", err, msgDisabled)
+		e, ok := errs.As(err)
+		if !ok || !errors.Is(err, ErrDisabled) || e.Msg != msgDisabled || e.Kind != errs.NotFound {
+			t.Errorf("err = %#v, want a NotFound *errs.Error %q wrapping ErrDisabled", err, msgDisabled)
 		}
 	}
 	if len(w.Result().Cookies()) != 0 {

@@ -32,6 +32,8 @@ import (
 
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
+
+	"netmon/app/errs"
 )
 
 // outboundTimeout bounds discovery and the token exchange, so that a
@@ -107,7 +109,7 @@ func (p *Provider) discover(ctx context.Context) (*discovered, error) {
 	// The *http.Client in ctx is kept by go-oidc for the JWKS fetches.
 	op, err := gooidc.NewProvider(ctx, p.cfg.Issuer)
 	if err != nil {
-		return nil, fail(msgDiscovery, err)
+		return nil, fail(errs.Unavailable, msgDiscovery, err)
 	}
 	var meta struct {
 		ScopesSupported []string `json:"scopes_supported"`

@@ -22,6 +22,9 @@ const (
 // -tls-hosts, -tls-cert, -tls-key; -tls itself decides whether app/hub
 // builds an Authority at all).
 type Config struct {
+	// Enabled (-tls) serves HTTPS and agent mTLS: app/hub builds an
+	// Authority only when it is set.
+	Enabled bool
 	// Dir (-tls-dir) holds ca.crt, ca.key, server.crt and server.key. It is
 	// created with mode 0700 when missing; keys are written 0600.
 	Dir string
@@ -49,11 +52,12 @@ type Config struct {
 	Now func() time.Time
 }
 
-// DefaultConfig returns the spec's defaults.
+// DefaultConfig returns the spec's defaults: TLS off, files in ./tls, the
+// generated certificate for DefaultHosts() (Hosts stays empty so that a
+// configuration shows which hosts the operator named).
 func DefaultConfig() Config {
 	return Config{
 		Dir:        "tls",
-		Hosts:      DefaultHosts(),
 		CALife:     DefaultCALife,
 		ServerLife: DefaultServerLife,
 		ClientLife: DefaultClientLife,

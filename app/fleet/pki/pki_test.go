@@ -243,7 +243,15 @@ func TestNewConfig(t *testing.T) {
 }
 
 func TestDefaultConfig(t *testing.T) {
-	cfg := DefaultConfig()
+	// Hosts stays empty in the defaults (a configuration shows only the
+	// hosts an operator named); New fills DefaultHosts() in.
+	if len(DefaultConfig().Hosts) != 0 {
+		t.Errorf("default hosts %v, want none named", DefaultConfig().Hosts)
+	}
+	cfg, err := normalize(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if cfg.CALife != 3650*24*time.Hour || cfg.ServerLife != 395*24*time.Hour || cfg.ClientLife != 90*24*time.Hour {
 		t.Errorf("lifetimes = %v %v %v", cfg.CALife, cfg.ServerLife, cfg.ClientLife)
 	}

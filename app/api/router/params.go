@@ -1,9 +1,8 @@
-package api
+package router
 
 import (
 	"fmt"
 	"math"
-	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
@@ -47,14 +46,14 @@ type paramSpec struct {
 // by the first test that builds the router, so it panics.
 func mustBinder(t reflect.Type) *binder {
 	if t.Kind() != reflect.Struct {
-		panic(fmt.Sprintf("api: endpoint input %s must be a struct", t))
+		panic(fmt.Sprintf("router: endpoint input %s must be a struct", t))
 	}
 	b := &binder{bodyIdx: -1}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if _, ok := f.Tag.Lookup("body"); ok {
 			if b.bodyIdx >= 0 {
-				panic(fmt.Sprintf("api: %s has two body fields", t))
+				panic(fmt.Sprintf("router: %s has two body fields", t))
 			}
 			b.bodyIdx, b.bodyType = i, f.Type
 			continue
@@ -66,12 +65,12 @@ func mustBinder(t reflect.Type) *binder {
 		case f.Tag.Get("path") != "":
 			p.name, p.in, p.required = f.Tag.Get("path"), "path", true
 		default:
-			panic(fmt.Sprintf("api: %s.%s has neither a query, path nor body tag", t, f.Name))
+			panic(fmt.Sprintf("router: %s.%s has neither a query, path nor body tag", t, f.Name))
 		}
 		switch p.kind {
 		case reflect.Int, reflect.Int64, reflect.Float64, reflect.Bool, reflect.String:
 		default:
-			panic(fmt.Sprintf("api: %s.%s: unsupported parameter type %s", t, f.Name, f.Type))
+			panic(fmt.Sprintf("router: %s.%s: unsupported parameter type %s", t, f.Name, f.Type))
 		}
 		p.min, p.max = mustFloatTag(f, "min"), mustFloatTag(f, "max")
 		if e := f.Tag.Get("enum"); e != "" {
@@ -83,7 +82,7 @@ func mustBinder(t reflect.Type) *binder {
 		if p.def != "" {
 			// The default must itself pass validation.
 			if _, err := p.parse(p.def); err != nil {
-				panic(fmt.Sprintf("api: %s.%s: default %q: %v", t, f.Name, p.def, err))
+				panic(fmt.Sprintf("router: %s.%s: default %q: %v", t, f.Name, p.def, err))
 			}
 		}
 		b.params = append(b.params, p)
@@ -98,13 +97,13 @@ func mustFloatTag(f reflect.StructField, tag string) *float64 {
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		panic(fmt.Sprintf("api: field %s: tag %s=%q is not a number", f.Name, tag, s))
+		panic(fmt.Sprintf("router: field %s: tag %s=%q is not a number", f.Name, tag, s))
 	}
 	return &v
 }
 
-// bind fills v (the input struct) from c, or returns a 4xx *Error naming
-// the parameter and what it accepts.
+// bind fills v (the input struct) from c, or returns an Invalid error
+// naming the parameter and what it accepts (or the body's error).
 func (b *binder) bind(c *gin.Context, v reflect.Value) error {
 	for i := range b.params {
 		p := &b.params[i]
@@ -116,7 +115,7 @@ func (b *binder) bind(c *gin.Context, v reflect.Value) error {
 		}
 		if raw == "" {
 			if p.required {
-				return Errorf(http.StatusBadRequest, "%s parameter %q is required", p.in, p.name)
+				return invalidParam(p.in, p.name, " is required")
 			}
 			raw = p.def
 			if raw == "" {
@@ -125,7 +124,7 @@ func (b *binder) bind(c *gin.Context, v reflect.Value) error {
 		}
 		val, err := p.parse(raw)
 		if err != nil {
-			return Errorf(http.StatusBadRequest, "%s parameter %q: %v", p.in, p.name, err)
+			return invalidParam(p.in, p.name, ": %v", err)
 		}
 		v.Field(p.idx).Set(val.Convert(v.Field(p.idx).Type()))
 	}

@@ -1,11 +1,10 @@
-package hub
+package live
 
 import (
 	"encoding/json"
 	"fmt"
 	"testing"
 
-	"netmon/app/api"
 	"netmon/capture/proc"
 )
 
@@ -13,9 +12,9 @@ import (
 // active in a tick (established first, then by count) and the total; the
 // tick stays small (it was 419 KB with 2 676 sockets).
 func TestTickConnectionsCapped(t *testing.T) {
-	var cs []api.Connection
+	var cs []proc.Connection
 	for i := range 3000 {
-		c := api.Connection{Conn: proc.Conn{Proto: "tcp", LocalAddr: fmt.Sprintf("10.0.0.1:%d", 20000+i), RemoteAddr: fmt.Sprintf("203.0.113.%d:443", i%250), Status: "TIME_WAIT", PID: 1, Process: "curl"}, Count: 1}
+		c := proc.Connection{Conn: proc.Conn{Proto: "tcp", LocalAddr: fmt.Sprintf("10.0.0.1:%d", 20000+i), RemoteAddr: fmt.Sprintf("203.0.113.%d:443", i%250), Status: "TIME_WAIT", PID: 1, Process: "curl"}, Count: 1}
 		switch {
 		case i%10 == 0:
 			c.Status = "ESTABLISHED"

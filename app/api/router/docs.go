@@ -1,4 +1,4 @@
-package api
+package router
 
 import (
 	"bytes"
@@ -60,7 +60,7 @@ type docsParam struct {
 	Required                     bool
 }
 
-func renderDocs(routes []Route, version string) ([]byte, error) {
+func renderDocs(routes []Route, info Info) ([]byte, error) {
 	groups := map[string][]docsOp{}
 	for _, r := range routes {
 		op := docsOp{Method: r.Method, Path: r.Path, OperationID: r.OperationID, Summary: r.Summary, Description: r.Description, Perm: string(r.Perm)}
@@ -100,7 +100,7 @@ func renderDocs(routes []Route, version string) ([]byte, error) {
 		Version string
 		Groups  []group
 	}
-	data.Version = version
+	data.Version = info.Version
 	for tag, ops := range groups {
 		data.Groups = append(data.Groups, group{tag, ops})
 	}
@@ -125,12 +125,12 @@ func typeName(t reflect.Type) string {
 	return t.Name()
 }
 
-// serveDocs writes the docs page with a fresh CSP nonce for its style.
-func (s *Server) serveDocs(c *gin.Context) {
+// ServeDocs writes the docs page with a fresh CSP nonce for its style.
+func (d *Document) ServeDocs(c *gin.Context) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	nonce := base64.StdEncoding.EncodeToString(b[:])
 	c.Header("Content-Security-Policy", "default-src 'none'; style-src 'nonce-"+nonce+"'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
-	page := bytes.Replace(s.doc.html, []byte(`nonce="NONCE"`), []byte(`nonce="`+nonce+`"`), 1)
+	page := bytes.Replace(d.html, []byte(`nonce="NONCE"`), []byte(`nonce="`+nonce+`"`), 1)
 	c.Data(http.StatusOK, "text/html; charset=utf-8", page)
 }

@@ -1,4 +1,4 @@
-package api
+package router
 
 import (
 	"bytes"
@@ -15,42 +15,54 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// renderedDoc is the OpenAPI document in its served forms, rendered once.
-type renderedDoc struct {
+// Info is what the document says beyond the route table.
+type Info struct {
+	// Title and Version fill the info block; Description is its
+	// CommonMark text (the API's conventions).
+	Title, Version, Description string
+	// ErrorBody is a value of the type of every error answer, and
+	// AuthErrorBody of the 401 of a protected route; their schemas are
+	// added to the responses the machinery declares by itself.
+	ErrorBody, AuthErrorBody any
+	// LocalPkg is the import path whose types get bare schema names
+	// (the handlers' package); other types are prefixed with their
+	// package's name.
+	LocalPkg string
+	// SchemaPrefixes overrides that prefix for some packages (import
+	// path -> prefix), so a package split or renamed keeps the schema
+	// names the console's generated types use.
+	SchemaPrefixes map[string]string
+}
+
+// Document is the OpenAPI document and the /api/docs page in their served
+// forms, rendered once from the route table.
+type Document struct {
 	json []byte
 	yaml []byte
 	html []byte
 }
 
-const apiDescription = `netmon's hub API. Conventions:
+// JSON is the document as indented JSON.
+func (d *Document) JSON() []byte { return d.json }
 
-* Bodies are JSON; timestamps named ` + "`ts`" + ` are Unix seconds. Member names match in any case, a name given twice
-  in one object is refused (400), invalid UTF-8 in a string becomes U+FFFD, unknown names are ignored.
-* Every error other than the authentication failure is ` + "`{\"error\": \"<message>\"}`" + ` with a fitting status:
-  400 for a malformed or out-of-range parameter (the message names the parameter and its range),
-  404 for an unknown ` + "`/api/...`" + ` path, 405 (with an ` + "`Allow`" + ` header) for a wrong method,
-  413 when a body exceeds the limit (1 MiB unless a route says otherwise), 415 for a body that is not JSON,
-  500 for a server fault (its detail is in the hub log under the response's ` + "`X-Request-Id`" + `).
-* A protected route without a valid session or bearer answers 401 ` + "`{\"error\":\"oturum gerekli\",\"auth_required\":true,\"message\":\"session required\"}`" + `.
-* Each operation's ` + "`x-netmon-permission`" + ` is its access class from the spec: P (public), S (any signed-in identity),
-  or a permission (view, operate, analyze, devices, agents, admin, global-admin), AG (agent identity), EN (enroll token).
-* Every response carries ` + "`X-Request-Id`" + ` (the request's own when it sent a well-formed one).
-* Paths outside ` + "`/api`" + `, ` + "`/ws`" + `, ` + "`/healthz`" + `, ` + "`/readyz`" + ` and ` + "`/metrics`" + ` serve the web UI shell.`
+// YAML is the same document as YAML.
+func (d *Document) YAML() []byte { return d.yaml }
 
-// renderDocument builds the OpenAPI 3.1 document from the route table.
-func renderDocument(routes []Route, version string) (renderedDoc, error) {
-	g := &docGen{schemas: map[string]*jsonschema.Schema{}}
+// Render builds the OpenAPI 3.1 document (JSON Schema 2020-12 from the
+// Go types the adapters recorded) and the docs page from the route table.
+func Render(routes []Route, info Info) (*Document, error) {
+	g := &docGen{schemas: map[string]*jsonschema.Schema{}, info: info}
 	g.reflector = &jsonschema.Reflector{
 		Anonymous:                 true,
 		AllowAdditionalProperties: true,
-		Namer:                     schemaName,
+		Namer:                     func(t reflect.Type) string { return schemaName(t, info) },
 	}
 	paths := map[string]map[string]any{}
 	tags := map[string]bool{}
 	for _, r := range routes {
 		op, err := g.operation(r)
 		if err != nil {
-			return renderedDoc{}, fmt.Errorf("%s %s: %w", r.Method, r.Path, err)
+			return nil, fmt.Errorf("%s %s: %w", r.Method, r.Path, err)
 		}
 		if paths[r.Path] == nil {
 			paths[r.Path] = map[string]any{}
@@ -66,9 +78,9 @@ func renderDocument(routes []Route, version string) (renderedDoc, error) {
 	doc := map[string]any{
 		"openapi": "3.1.0",
 		"info": map[string]any{
-			"title":       "netmon",
-			"version":     version,
-			"description": apiDescription,
+			"title":       info.Title,
+			"version":     info.Version,
+			"description": info.Description,
 			"license":     map[string]string{"name": "Proprietary", "identifier": "LicenseRef-netmon"},
 		},
 		"tags":  tagList,
@@ -87,7 +99,7 @@ func renderDocument(routes []Route, version string) (renderedDoc, error) {
 	je := json.NewEncoder(&enc)
 	je.SetEscapeHTML(false) // served as JSON, never as HTML: keep <id> readable
 	if err := je.Encode(doc); err != nil {
-		return renderedDoc{}, err
+		return nil, err
 	}
 	raw := bytes.TrimSpace(enc.Bytes())
 	// invopop writes references to its own $defs; the document keeps them
@@ -95,34 +107,38 @@ func renderDocument(routes []Route, version string) (renderedDoc, error) {
 	raw = bytes.ReplaceAll(raw, []byte(`"#/$defs/`), []byte(`"#/components/schemas/`))
 	var pretty bytes.Buffer
 	if err := json.Indent(&pretty, raw, "", "  "); err != nil {
-		return renderedDoc{}, err
+		return nil, err
 	}
 	pretty.WriteByte('\n')
 	y, err := yaml.JSONToYAML(raw)
 	if err != nil {
-		return renderedDoc{}, fmt.Errorf("convert to yaml: %w", err)
+		return nil, fmt.Errorf("convert to yaml: %w", err)
 	}
-	html, err := renderDocs(routes, version)
+	html, err := renderDocs(routes, info)
 	if err != nil {
-		return renderedDoc{}, fmt.Errorf("render docs page: %w", err)
+		return nil, fmt.Errorf("render docs page: %w", err)
 	}
-	return renderedDoc{json: pretty.Bytes(), yaml: y, html: html}, nil
+	return &Document{json: pretty.Bytes(), yaml: y, html: html}, nil
 }
 
 // schemaName names a component schema: the bare type name for types of
-// this package, the package name and type name otherwise
+// the local package, the package name and type name otherwise
 // (capture.Bucket -> CaptureBucket), so types of different packages never
-// collide.
-func schemaName(t reflect.Type) string {
+// collide; Info.SchemaPrefixes overrides the package name.
+func schemaName(t reflect.Type, info Info) string {
 	pkg := t.PkgPath()
-	if pkg == "" || pkg == reflect.TypeFor[Server]().PkgPath() {
+	if pkg == "" || pkg == info.LocalPkg {
 		return t.Name()
+	}
+	if prefix, ok := info.SchemaPrefixes[pkg]; ok {
+		return prefix + t.Name()
 	}
 	base := pkg[strings.LastIndex(pkg, "/")+1:]
 	return strings.ToUpper(base[:1]) + base[1:] + t.Name()
 }
 
 type docGen struct {
+	info      Info
 	reflector *jsonschema.Reflector
 	schemas   map[string]*jsonschema.Schema
 }
@@ -149,7 +165,7 @@ func schemaEqual(a, b *jsonschema.Schema) bool {
 }
 
 func (g *docGen) errorResponse(desc string) (map[string]any, error) {
-	s, err := g.schema(reflect.TypeFor[ErrorBody]())
+	s, err := g.schema(reflect.TypeOf(g.info.ErrorBody))
 	if err != nil {
 		return nil, err
 	}
@@ -169,9 +185,9 @@ func (g *docGen) operation(r Route) (map[string]any, error) {
 	switch r.Perm {
 	case Public:
 		op["security"] = []any{}
-	case Enroll:
+	case EnrollToken:
 		op["security"] = []any{map[string][]string{"enrollToken": {}}}
-	case Agent:
+	case AgentIdentity:
 		op["security"] = []any{map[string][]string{"bearer": {}}, map[string][]string{"agentCert": {}}}
 	default:
 		op["security"] = []any{map[string][]string{"sessionCookie": {}}, map[string][]string{"bearer": {}}}
@@ -238,12 +254,12 @@ func (g *docGen) operation(r Route) (map[string]any, error) {
 		responses[strconv.Itoa(code)] = resp
 	}
 	if r.Perm != Public {
-		s, err := g.schema(reflect.TypeFor[AuthErrorBody]())
+		s, err := g.schema(reflect.TypeOf(g.info.AuthErrorBody))
 		if err != nil {
 			return nil, err
 		}
 		responses["401"] = map[string]any{"description": "no valid session, bearer or agent identity", "content": map[string]any{"application/json": map[string]any{"schema": s}}}
-		if r.Perm != Session && r.Perm != Agent && r.Perm != Enroll {
+		if r.Perm != Session && r.Perm.UserPerm() {
 			resp, err := g.errorResponse("the identity lacks the permission " + string(r.Perm))
 			if err != nil {
 				return nil, err

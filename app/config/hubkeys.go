@@ -1,0 +1,162 @@
+package config
+
+import "time"
+
+// hubBindings binds every hub setting to its one field. The flag's help
+// is here; its default is the field's (DefaultHubConfig). A new
+// component's setting is one row.
+var hubBindings = []binding[HubConfig]{
+	{key: "config", flag: "config", field: "Server.File", kind: str{},
+		usage: "YAML configuration file; keys are the flag names with '_' for '-' (env NETMON_CONFIG)",
+		ptr:   func(c *HubConfig) any { return &c.Server.File }},
+	{key: "port", flag: "port", field: "Server.Port", kind: integer{},
+		usage: "HTTP port the hub listens on (env NETMON_PORT)",
+		ptr:   func(c *HubConfig) any { return &c.Server.Port }},
+	{key: "listen", flag: "listen", field: "Server.Listen", kind: str{},
+		usage: "address to listen on, e.g. 127.0.0.1 for this machine only; empty = all interfaces (env NETMON_LISTEN)",
+		ptr:   func(c *HubConfig) any { return &c.Server.Listen }},
+	{key: "data_dir", flag: "data-dir", field: "Server.DataDir", kind: str{},
+		usage: "directory that relative paths of files the hub keeps (-db, -vault-key-file, -record-dir, -geoip-dir, -tls-dir) are under (env NETMON_DATA_DIR)",
+		ptr:   func(c *HubConfig) any { return &c.Server.DataDir }},
+	{key: "dev", flag: "dev", field: "UI.Dev", kind: boolean{},
+		usage: "development mode: do not serve the embedded web UI (env NETMON_DEV)",
+		ptr:   func(c *HubConfig) any { return &c.UI.Dev }},
+	{key: "db", flag: "db", field: "Store.DSN", kind: dsn{},
+		usage: "SQLite file path, or a postgres:// DSN to use PostgreSQL (env NETMON_DB)",
+		ptr:   func(c *HubConfig) any { return &c.Store.DSN }},
+	{key: "db_max_conns", field: "Store.MaxConns", kind: integer{},
+		ptr: func(c *HubConfig) any { return &c.Store.MaxConns }},
+	{key: "retention_hours", flag: "retention-hours", field: "Retention.Hours", kind: integer{},
+		usage: "hours of raw time-series data kept before the maintenance loop deletes it (env NETMON_RETENTION_HOURS)",
+		ptr:   func(c *HubConfig) any { return &c.Retention.Hours }},
+	{key: "prune", flag: "prune", field: "Retention.Enabled", kind: boolean{},
+		usage: "run the database maintenance loop every 10 minutes; turn off on all but one hub sharing a database (env NETMON_PRUNE)",
+		ptr:   func(c *HubConfig) any { return &c.Retention.Enabled }},
+	{key: "log_format", flag: "log-format", field: "Server.LogFormat", kind: str{},
+		usage: "log format: text or json (env NETMON_LOG_FORMAT)",
+		ptr:   func(c *HubConfig) any { return &c.Server.LogFormat }},
+	{key: "log_level", flag: "log-level", field: "Server.LogLevel", kind: str{},
+		usage: "minimum log level: debug, info, warn or error (env NETMON_LOG_LEVEL)",
+		ptr:   func(c *HubConfig) any { return &c.Server.LogLevel }},
+	{key: "max_conns", flag: "max-conns", field: "HTTP.MaxConns", kind: integer{},
+		usage: "most HTTP connections open at once; at the cap the connection that waited longest without sending a whole request is closed; 0 = the open file limit less a quarter (env NETMON_MAX_CONNS)",
+		ptr:   func(c *HubConfig) any { return &c.HTTP.MaxConns }},
+	{key: "max_conns_per_source", flag: "max-conns-per-source", field: "HTTP.MaxConnsPerSource", kind: integer{},
+		usage: "most HTTP connections from one address (same rule inside it); 0 = a quarter of max-conns (env NETMON_MAX_CONNS_PER_SOURCE)",
+		ptr:   func(c *HubConfig) any { return &c.HTTP.MaxConnsPerSource }},
+
+	// Access.
+	{key: "auth_password", flag: "auth-password", field: "Auth.Password", kind: str{}, secret: true,
+		// The spec names AUTH_PASSWORD; NETMON_AUTH_PASSWORD follows our prefix.
+		env:   []string{"NETMON_AUTH_PASSWORD", "AUTH_PASSWORD"},
+		usage: "legacy UI password (bootstrap admin); empty and no RBAC user = authentication OFF; prefer the env NETMON_AUTH_PASSWORD or AUTH_PASSWORD, flags show in ps",
+		ptr:   func(c *HubConfig) any { return &c.Auth.Password }},
+	{key: "session_store", flag: "session-store", field: "Auth.SessionStore", kind: str{keepEmpty: true},
+		usage: "where sessions live: memory (one hub) or db (shared by hubs on one database; only token hashes stored) (env NETMON_SESSION_STORE)",
+		ptr:   func(c *HubConfig) any { return &c.Auth.SessionStore }},
+	{key: "public_url", flag: "public-url", field: "Server.PublicURL", kind: str{keepEmpty: true},
+		usage: "external address of the hub, e.g. https://netmon.example; trusted origin for cookie requests and default OIDC redirect base (env NETMON_PUBLIC_URL)",
+		ptr:   func(c *HubConfig) any { return &c.Server.PublicURL }},
+	{key: "multi_site", flag: "multi-site", field: "Auth.MultiSite", kind: boolean{},
+		usage: "make site a hard authorisation boundary; enables the site-admin and global-admin roles (env NETMON_MULTI_SITE)",
+		ptr:   func(c *HubConfig) any { return &c.Auth.MultiSite }},
+	{key: "trusted_proxies", flag: "trusted-proxies", field: "Server.TrustedProxies", kind: list{},
+		usage: "comma-separated IPs or CIDRs of reverse proxies whose X-Forwarded-For is believed for the client address (env NETMON_TRUSTED_PROXIES)",
+		ptr:   func(c *HubConfig) any { return &c.Server.TrustedProxies }},
+	{key: "vault_key_file", flag: "vault-key-file", field: "Vault.File", kind: str{keepEmpty: true},
+		usage: "credential-vault master key file (64 hex characters; generated with mode 0600 if absent) (env NETMON_VAULT_KEY_FILE)",
+		ptr:   func(c *HubConfig) any { return &c.Vault.File }},
+	{key: "vault_key_source", flag: "vault-key-source", field: "Vault.Source", kind: str{keepEmpty: true},
+		usage: "where the vault key comes from: file, or env (NETMON_VAULT_MASTER_KEY, hex or base64; never written to disk) (env NETMON_VAULT_KEY_SOURCE)",
+		ptr:   func(c *HubConfig) any { return &c.Vault.Source }},
+	{key: "oidc.issuer", field: "OIDC.Issuer", kind: str{keepEmpty: true},
+		ptr: func(c *HubConfig) any { return &c.OIDC.Issuer }},
+	{key: "oidc.client_id", field: "OIDC.ClientID", kind: str{keepEmpty: true},
+		ptr: func(c *HubConfig) any { return &c.OIDC.ClientID }},
+	{key: "oidc.client_secret", field: "OIDC.ClientSecret", kind: str{keepEmpty: true}, secret: true,
+		ptr: func(c *HubConfig) any { return &c.OIDC.ClientSecret }},
+	{key: "oidc.redirect_url", field: "OIDC.RedirectURL", kind: str{keepEmpty: true},
+		ptr: func(c *HubConfig) any { return &c.OIDC.RedirectURL }},
+	{key: "oidc.group_roles", field: "OIDC.GroupRoles", kind: roleMap{},
+		ptr: func(c *HubConfig) any { return &c.OIDC.GroupRoles }},
+	{key: "oidc.default_role", field: "OIDC.DefaultRole", kind: str{keepEmpty: true},
+		ptr: func(c *HubConfig) any { return &c.OIDC.DefaultRole }},
+
+	// Capture, recordings, GeoIP.
+	{key: "capture", flag: "capture", field: "Capture.Enabled", kind: boolean{},
+		usage: "hub-local packet capture; false disables it entirely (env NETMON_CAPTURE)",
+		ptr:   func(c *HubConfig) any { return &c.Capture.Enabled }},
+	{key: "record_dir", flag: "record-dir", field: "Record.Dir", kind: str{},
+		usage: "directory of PCAP recordings (env NETMON_RECORD_DIR)",
+		ptr:   func(c *HubConfig) any { return &c.Record.Dir }},
+	{key: "record_max_mb", flag: "record-max-mb", field: "Record.MaxBytes", kind: mebibytes{},
+		usage: "size in MiB of a recording file before it rotates to a new one (env NETMON_RECORD_MAX_MB)",
+		ptr:   func(c *HubConfig) any { return &c.Record.MaxBytes }},
+	{key: "geoip_dir", flag: "geoip-dir", field: "Geo.Dir", kind: str{},
+		usage: "directory of country and ASN .mmdb databases, reloaded when they change (env NETMON_GEOIP_DIR); make geoip fills it offline",
+		ptr:   func(c *HubConfig) any { return &c.Geo.Dir }},
+	{key: "ip_online_lookup", flag: "ip-online-lookup", field: "Geo.Online", kind: boolean{},
+		usage: "when no .mmdb exists, look public addresses up online in batches (never private ones) (env NETMON_IP_ONLINE_LOOKUP)",
+		ptr:   func(c *HubConfig) any { return &c.Geo.Online }},
+	{key: "ip_online_url", field: "Geo.OnlineURL", kind: str{keepEmpty: true},
+		ptr: func(c *HubConfig) any { return &c.Geo.OnlineURL }},
+
+	// Collectors and the ingest queue.
+	{key: "flow_port", flag: "flow-port", field: "Flows.Addr", kind: udpPort{},
+		usage: "UDP port for NetFlow v5/v9, IPFIX and sFlow v5 together, e.g. 2055; 0 = off (env NETMON_FLOW_PORT)",
+		ptr:   func(c *HubConfig) any { return &c.Flows.Addr }},
+	{key: "sflow_port", flag: "sflow-port", field: "Flows.SFlowAddr", kind: udpPort{},
+		usage: "separate UDP port for sFlow v5, e.g. 6343; 0 = none (env NETMON_SFLOW_PORT)",
+		ptr:   func(c *HubConfig) any { return &c.Flows.SFlowAddr }},
+	{key: "syslog_port", flag: "syslog-port", field: "Syslog.Addr", kind: udpPort{},
+		usage: "UDP port for syslog (RFC 3164, also 5424), e.g. 5514; 0 = off (env NETMON_SYSLOG_PORT)",
+		ptr:   func(c *HubConfig) any { return &c.Syslog.Addr }},
+	{key: "queue_workers", flag: "queue-workers", field: "Queue.Workers", kind: integer{},
+		usage: "parallel writers of the ingest queue (env NETMON_QUEUE_WORKERS)",
+		ptr:   func(c *HubConfig) any { return &c.Queue.Workers }},
+
+	// Fleet and TLS.
+	{key: "enroll_token", flag: "enroll-token", field: "Fleet.StaticToken", kind: str{}, secret: true,
+		usage: "static agent enrollment secret (X-Enroll-Token); empty = a random one, logged once at start (env NETMON_ENROLL_TOKEN)",
+		ptr:   func(c *HubConfig) any { return &c.Fleet.StaticToken }},
+	{key: "agent_archive_days", flag: "agent-archive-days", field: "Fleet.ArchiveDays", kind: integer{},
+		usage: "delete agents offline this many days, with all their data; 0 = never (env NETMON_AGENT_ARCHIVE_DAYS)",
+		ptr:   func(c *HubConfig) any { return &c.Fleet.ArchiveDays }},
+	{key: "agent_pcap", flag: "agent-pcap", field: "Fleet.PcapEnabled", kind: boolean{},
+		usage: "fleet policy for agent deep collection and raw PCAP; false disables it fleet-wide (env NETMON_AGENT_PCAP)",
+		ptr:   func(c *HubConfig) any { return &c.Fleet.PcapEnabled }},
+	{key: "agent_interval", flag: "agent-interval", field: "Fleet.Interval", kind: seconds{},
+		usage: "telemetry interval in seconds that agents are told to use, 1-3600 (env NETMON_AGENT_INTERVAL)",
+		ptr:   func(c *HubConfig) any { return &c.Fleet.Interval }},
+	{key: "tls", flag: "tls", field: "TLS.Enabled", kind: boolean{},
+		usage: "serve HTTPS and agent mTLS; the hub creates its own CA in -tls-dir (env NETMON_TLS)",
+		ptr:   func(c *HubConfig) any { return &c.TLS.Enabled }},
+	{key: "tls_dir", flag: "tls-dir", field: "TLS.Dir", kind: str{},
+		usage: "directory of the hub CA and generated server certificate (env NETMON_TLS_DIR)",
+		ptr:   func(c *HubConfig) any { return &c.TLS.Dir }},
+	{key: "tls_hosts", flag: "tls-hosts", field: "TLS.Hosts", kind: list{},
+		usage: "host names and IPs of the generated server certificate, comma-separated (default localhost, 127.0.0.1, ::1 and the host name; env NETMON_TLS_HOSTS)",
+		ptr:   func(c *HubConfig) any { return &c.TLS.Hosts }},
+	{key: "tls_cert", flag: "tls-cert", field: "TLS.CertFile", kind: str{},
+		usage: "operator's server certificate (PEM) instead of the generated one; needs -tls-key (env NETMON_TLS_CERT)",
+		ptr:   func(c *HubConfig) any { return &c.TLS.CertFile }},
+	{key: "tls_key", flag: "tls-key", field: "TLS.KeyFile", kind: str{},
+		usage: "private key (PEM) of -tls-cert (env NETMON_TLS_KEY)",
+		ptr:   func(c *HubConfig) any { return &c.TLS.KeyFile }},
+}
+
+// hubKeys are the keys a hub configuration file may hold (blocks as
+// "oidc.issuer"). A file with any other key is refused, so a typo is an
+// error rather than a silent default.
+func hubKeys() []string {
+	var keys []string
+	for _, b := range hubBindings {
+		if b.key != "config" {
+			keys = append(keys, b.key)
+		}
+	}
+	return keys
+}
+
+// secondsOf is d in whole seconds, for messages.
+func secondsOf(d time.Duration) int { return int(d / time.Second) }

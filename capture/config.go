@@ -1,0 +1,23 @@
+package capture
+
+import (
+	"time"
+
+	"netmon/capture/source"
+)
+
+// Config configures the hub-local capture component.
+type Config struct {
+	// Enabled is -capture; when false every start answers that the
+	// hub-local capture is disabled.
+	Enabled bool
+	// Source tunes the packet source (ring size, snaplen, poll timeout).
+	Source source.Options
+	// FlushEvery is how often finished minutes are written (10 s).
+	FlushEvery time.Duration
+}
+
+// DefaultConfig enables capture with the source defaults.
+func DefaultConfig() Config {
+	return Config{Enabled: true, FlushEvery: 10 * time.Second}
+}
