@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"netmon/capture/record"
+	"netmon/capture/pcaprec"
 	"netmon/capture/source"
 )
 
@@ -43,7 +43,7 @@ type Deps struct {
 	// Addrs returns the device's own addresses; nil reads them from the OS.
 	Addrs func(device string) ([]netip.Prefix, error)
 	// Recorder writes PCAP recordings; nil disables recording.
-	Recorder *record.Recorder
+	Recorder *pcaprec.Recorder
 	// Enrich gives countries and ASNs; may be nil.
 	Enrich Enricher
 	// Minutes receives finished minutes; may be nil.
@@ -176,7 +176,7 @@ func (c *Capture) StopCapture() error {
 	close(stop)
 	<-done
 	err := src.Close()
-	if _, rerr := c.StopRecording(); rerr != nil && !errors.Is(rerr, record.ErrNotRecording) && !errors.Is(rerr, ErrNoRecorder) {
+	if _, rerr := c.StopRecording(); rerr != nil && !errors.Is(rerr, pcaprec.ErrNotRecording) && !errors.Is(rerr, ErrNoRecorder) {
 		err = errors.Join(err, rerr)
 	}
 	c.mu.Lock()

@@ -1,12 +1,14 @@
 // Package capture is packet observation used by the hub and the agent; it
-// imports only leaves and collectors/geo.
+// imports only leaves (capture/decode, capture/source, capture/pcaprec).
 //
 // The stats engine (Engine) turns frames into the live snapshot of spec
 // section 2.1: totals, per-second history, protocols, top endpoints, top
-// ports and the DNS domain table. FileSource reads pcap and pcapng files,
-// for tests, benchmarks and offline replays. The capture component that
-// owns a live source and fills Snapshot.Running, Device, Error and Dropped
-// sits beside them.
+// ports and the DNS domain table. The capture component (Capture, in
+// capture.go) owns a live source from capture/source, feeds the engine and
+// the PCAP recorder (capture/pcaprec), keeps the minute history, fills
+// Snapshot.Running, Device, Error and Dropped, and counts what it sees in
+// metrics.go. Pcap and pcapng files are read by the tests' FileSource
+// (pcapfile_test.go), for the golden tests and benchmarks.
 package capture
 
 import (

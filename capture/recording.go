@@ -5,7 +5,7 @@ import (
 	"io/fs"
 	"os"
 
-	"netmon/capture/record"
+	"netmon/capture/pcaprec"
 	"netmon/capture/source"
 )
 
@@ -32,26 +32,26 @@ func (c *Capture) StartRecording() (string, error) {
 }
 
 // StopRecording ends the recording and returns its totals.
-func (c *Capture) StopRecording() (record.Status, error) {
+func (c *Capture) StopRecording() (pcaprec.Status, error) {
 	rec := c.deps.Recorder
 	if rec == nil {
-		return record.Status{}, ErrNoRecorder
+		return pcaprec.Status{}, ErrNoRecorder
 	}
 	return rec.Stop()
 }
 
 // RecordStatus is the spec 2.7 status.
-func (c *Capture) RecordStatus() record.Status {
+func (c *Capture) RecordStatus() pcaprec.Status {
 	if c.deps.Recorder == nil {
-		return record.Status{}
+		return pcaprec.Status{}
 	}
 	return c.deps.Recorder.Status()
 }
 
 // RecordFiles lists the recordings, newest first.
-func (c *Capture) RecordFiles() ([]record.FileEntry, error) {
+func (c *Capture) RecordFiles() ([]pcaprec.FileEntry, error) {
 	if c.deps.Recorder == nil {
-		return []record.FileEntry{}, nil
+		return []pcaprec.FileEntry{}, nil
 	}
 	return c.deps.Recorder.Files()
 }

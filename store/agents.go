@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"netmon/store/record"
 )
@@ -249,7 +247,7 @@ func (db *DB) writeTelemetry(ctx context.Context, tx *sql.Tx, ts []record.Teleme
 	// deadlocking on each other's agent rows.
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(ts[a].AgentID, ts[b].AgentID) })
 	{
-		err := execValues(ctx, tx, len(ts), valuesChunk, func(n int) string {
+		err := execValues(ctx, tx, len(ts), func(n int) string {
 			return `INSERT INTO agent_samples (agent_id, seq, ts, rx_bps, tx_bps, local_bps, pps, has_rate, conns)
 				SELECT v.column1, v.column2, v.column3, v.column4, v.column5, v.column6, v.column7, v.column8, v.column9
 				FROM (VALUES ` + valuesList(db.dialect, n, sampleTypes) + `) AS v
@@ -262,7 +260,7 @@ func (db *DB) writeTelemetry(ctx context.Context, tx *sql.Tx, ts []record.Teleme
 		if err != nil {
 			return err
 		}
-		err = execValues(ctx, tx, len(order), valuesChunk, func(n int) string {
+		err = execValues(ctx, tx, len(order), func(n int) string {
 			return `UPDATE agents SET last_seen = v.column2, last_seq = v.column3, remote_ip = v.column4,
 				version = CASE WHEN v.column5 <> '' THEN v.column5 ELSE agents.version END,
 				attr_method = v.column6, attr_iface = v.column7, attr_note = v.column8, rates = v.column9, counters = v.column10,
@@ -321,25 +319,6 @@ func (db *DB) AgentHistory(ctx context.Context, id, from int64) ([]AgentSample, 
 	return out, rows.Err()
 }
 
-// AgentSeqs returns the seqs stored for agent id, in seq order (tests and
-// the exactly-once check of the hub restart test).
-func (db *DB) AgentSeqs(ctx context.Context, id int64) ([]uint64, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT seq FROM agent_samples WHERE agent_id = $1 ORDER BY seq`, id)
-	if err != nil {
-		return nil, fmt.Errorf("agent %d seqs: %w", id, err)
-	}
-	defer rows.Close()
-	var out []uint64
-	for rows.Next() {
-		var s int64
-		if err := rows.Scan(&s); err != nil {
-			return nil, fmt.Errorf("agent %d seqs: %w", id, err)
-		}
-		out = append(out, uint64(s))
-	}
-	return out, rows.Err()
-}
-
 // SetAgentCert is SetAgentCert within a transaction (the hello's).
 func (t *Tx) SetAgentCert(ctx context.Context, id, notAfter int64) error {
 	if _, err := t.tx.ExecContext(ctx, `UPDATE agents SET cert_not_after = $1 WHERE id = $2`, notAfter, id); err != nil {
@@ -354,72 +333,3 @@ var (
 	sampleTypes     = []string{"BIGINT", "BIGINT", "BIGINT", "DOUBLE PRECISION", "DOUBLE PRECISION", "DOUBLE PRECISION", "DOUBLE PRECISION", "BOOLEAN", "INTEGER"}
 	agentStateTypes = []string{"BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "INTEGER", "TEXT"}
 )
-
-// valuesChunk is how many rows one statement of WriteTelemetry carries: a
-// statement per row made PostgreSQL's round trips the limit of the fleet
-// (about 1 650 batches/s).
-const valuesChunk = 64
-
-// valuesList is "(CAST($1 AS t1), ...), (...)" for rows rows of types.
-func valuesList(d Dialect, rows int, types []string) string {
-	var b strings.Builder
-	for r := range rows {
-		if r > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('(')
-		for c, t := range types {
-			if c > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, "CAST(%s AS %s)", placeholder(d, r*len(types)+c+1), t)
-		}
-		b.WriteByte(')')
-	}
-	return b.String()
-}
-
-// execValues runs sqlFor(n) over rows in chunks of up to chunk rows;
-// argsOf appends row i's arguments. The full-size statement is prepared
-// once per call.
-func execValues(ctx context.Context, tx *sql.Tx, rows, chunk int, sqlFor func(n int) string, argsOf func(i int, args []any) []any) error {
-	var full *sql.Stmt
-	if rows >= chunk {
-		var err error
-		if full, err = tx.PrepareContext(ctx, sqlFor(chunk)); err != nil {
-			return err
-		}
-		defer full.Close()
-	}
-	var args []any
-	n := 0
-	for i := range rows {
-		args = argsOf(i, args)
-		n++
-		if n == chunk {
-			if _, err := full.ExecContext(ctx, args...); err != nil {
-				return err
-			}
-			args, n = args[:0], 0
-		}
-	}
-	if n > 0 {
-		if _, err := tx.ExecContext(ctx, sqlFor(n), args...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// placeholder is the i-th (1-based) parameter of a wide generated
-// statement: $i on PostgreSQL, a plain ? on SQLite. The SQLite driver
-// looks up every numbered parameter's name by a linear search through the
-// statement's name list, so 700 $N parameters cost more than the upsert
-// itself (a quarter of the sFlow ingest CPU); positional ? parameters
-// have no names to look up.
-func placeholder(d Dialect, i int) string {
-	if d == SQLite {
-		return "?"
-	}
-	return "$" + strconv.Itoa(i)
-}

@@ -52,7 +52,7 @@ func TestWriteTelemetryOrder(t *testing.T) {
 		if got.LastSeq != 4 || got.Conns != 4 || got.Connections != `[{"n":4}]` || got.LastSeen != 1004 {
 			t.Errorf("agent state %+v, want seq 4's", got)
 		}
-		seqs, _ := db.AgentSeqs(ctx, a)
+		seqs, _ := storetest.AgentSeqs(ctx, db, a)
 		if fmt.Sprint(seqs) != "[1 2 3 4]" {
 			t.Errorf("seqs %v", seqs)
 		}
@@ -62,7 +62,7 @@ func TestWriteTelemetryOrder(t *testing.T) {
 		if _, err := db.WriteTelemetry(ctx, []record.Telemetry{tel(gone, 2, 1)}); err != nil {
 			t.Fatalf("a deleted agent's batch: %v", err)
 		}
-		if s, _ := db.AgentSeqs(ctx, gone); len(s) != 0 {
+		if s, _ := storetest.AgentSeqs(ctx, db, gone); len(s) != 0 {
 			t.Errorf("deleted agent has samples %v", s)
 		}
 		h, err := db.AgentHistory(ctx, a, 0)
@@ -79,7 +79,7 @@ func TestWriteTelemetryOrder(t *testing.T) {
 		if err != nil || replaced != a {
 			t.Fatalf("replace: %d %v", replaced, err)
 		}
-		if s, _ := db.AgentSeqs(ctx, a); len(s) != 0 {
+		if s, _ := storetest.AgentSeqs(ctx, db, a); len(s) != 0 {
 			t.Errorf("replaced agent kept samples %v", s)
 		}
 	})

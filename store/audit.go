@@ -37,6 +37,16 @@ const auditLockKey int64 = 0x6e6d6175646974
 // positive (spec section 8: audit limit 100).
 const defaultAuditLimit = 100
 
+// AuditActor is who acted, as an AuditEvent records it. The services that
+// describe their actions (app/auth, app/fleet) and app/audit, which builds
+// the records, share it through the store's vocabulary: services do not
+// import each other.
+type AuditActor struct {
+	Username  string
+	Role      string
+	ActorType string
+}
+
 // AuditEvent is one record of the audit chain, with the field names of
 // spec 2.10. The v2 fields are optional; a record whose v2 fields are all
 // empty hashes as a v1 record, so records written before v2 still verify.

@@ -5,7 +5,6 @@ package store_test
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"log/slog"
@@ -50,7 +49,7 @@ const (
 // TestCrashHelper is the child side of TestSQLiteCrash; it does nothing
 // unless NETMON_CRASH_HELPER=1. It writes keys k<N> (N counting up from
 // NETMON_CRASH_FIRST_KEY) with value v<N>-<padding> from several goroutines,
-// some one key per transaction with PutSetting, one in batches with WithTx,
+// some one key per transaction with PutSetting, one in batches with InTx,
 // and prints "ACK key value" only after the write returned nil.
 func TestCrashHelper(t *testing.T) {
 	if os.Getenv(crashEnvHelper) != "1" {
@@ -99,7 +98,8 @@ func TestCrashHelper(t *testing.T) {
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`
 		for time.Now().Before(deadline) {
 			var lines strings.Builder
-			err := db.WithTx(ctx, func(tx *sql.Tx) error {
+			err := db.InTx(ctx, func(wtx *store.Tx) error {
+				tx := wtx.SQL()
 				lines.Reset()
 				for range crashBatchSize {
 					k, v := newKV()
@@ -111,7 +111,7 @@ func TestCrashHelper(t *testing.T) {
 				return nil
 			})
 			if err != nil {
-				t.Errorf("WithTx: %v", err)
+				t.Errorf("InTx: %v", err)
 				return
 			}
 			ack(lines.String())

@@ -109,7 +109,8 @@ type FlowTemplate struct {
 
 // SaveFlowTemplates replaces the stored templates with ts.
 func (db *DB) SaveFlowTemplates(ctx context.Context, ts []FlowTemplate) error {
-	return db.WithTx(ctx, func(tx *sql.Tx) error {
+	return db.InTx(ctx, func(wtx *Tx) error {
+		tx := wtx.SQL()
 		if _, err := tx.ExecContext(ctx, `DELETE FROM flow_templates`); err != nil {
 			return err
 		}

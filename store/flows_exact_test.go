@@ -31,7 +31,9 @@ func TestFlowTotalsExact(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Now().Unix()
-		hour := now - now%3600 - 3*3600
+		// Three hours of minutes ending an hour ago (whatever the clock,
+		// outside the 15-minute window), then one flow now.
+		hour := now - now%3600 - 4*3600
 		exps := []netip.Addr{addr("192.0.2.1"), addr("192.0.2.2")}
 		var fs []record.Flow
 		truth := map[int64]int64{} // hour -> octets

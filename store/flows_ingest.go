@@ -26,10 +26,6 @@ func (db *DB) WriteFlows(ctx context.Context, fs []record.Flow) (int, error) {
 	return n, nil
 }
 
-// flowChunk is how many rows one INSERT statement carries: one statement
-// per row spent more in database/sql and the driver than in the database.
-const flowChunk = 64
-
 // flowCols are the columns of flow_minutes and flow_hours, in insert order.
 const flowCols = `ts, exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, first_seen, last_seen`
 
@@ -39,19 +35,7 @@ const flowCols = `ts, exporter, src, dst, src_port, dst_port, proto, packets, oc
 func insertFlowSQL(d Dialect, table string, rows int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO ` + table + ` (` + flowCols + `) VALUES `)
-	for r := range rows {
-		if r > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('(')
-		for c := range 12 {
-			if c > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(placeholder(d, r*12+c+1))
-		}
-		b.WriteByte(')')
-	}
+	writeRows(&b, d, rows, 12, nil)
 	return b.String()
 }
 
@@ -94,7 +78,7 @@ func (db *DB) writeMinutes(ctx context.Context, ms []flowagg.Minute) error {
 	}
 	defer release()
 	return db.withTx(ctx, func(tx *sql.Tx) error {
-		w := &flowWriter{ctx: ctx, tx: tx, d: db.dialect, full: map[string]*sql.Stmt{}}
+		w := &flowWriter{ctx: ctx, tx: tx, d: db.dialect, stmts: map[string]*wideStmt{}}
 		defer w.close()
 		built := map[int64]bool{}
 		for i := range ms {
@@ -123,16 +107,16 @@ func (db *DB) writeMinutes(ctx context.Context, ms []flowagg.Minute) error {
 
 // flowWriter batches rows into chunked INSERTs within one transaction.
 type flowWriter struct {
-	ctx  context.Context
-	tx   *sql.Tx
-	d    Dialect
-	full map[string]*sql.Stmt // prepared flowChunk-row inserts, by table
-	args map[string][]any
+	ctx   context.Context
+	tx    *sql.Tx
+	d     Dialect
+	stmts map[string]*wideStmt // the insert of each table
+	args  map[string][]any
 }
 
 func (w *flowWriter) close() {
-	for _, st := range w.full {
-		_ = st.Close()
+	for _, st := range w.stmts {
+		st.Close()
 	}
 }
 
@@ -173,8 +157,8 @@ func (w *flowWriter) rows(table string, ts int64, m *flowagg.Minute) error {
 		a := append(w.args[table], ts, exporter, src, dst, int(r.SrcPort), int(r.DstPort), int(r.Proto),
 			int64(r.Packets), int64(r.Octets), int64(r.Flows), r.First, r.Last)
 		w.args[table] = a
-		if len(a) == flowChunk*12 {
-			if err := w.flush(table, true); err != nil {
+		if len(a) == rowsPerStatement*12 {
+			if err := w.flush(table); err != nil {
 				return err
 			}
 		}
@@ -182,31 +166,24 @@ func (w *flowWriter) rows(table string, ts int64, m *flowagg.Minute) error {
 	return nil
 }
 
-func (w *flowWriter) flush(table string, full bool) error {
+func (w *flowWriter) flush(table string) error {
 	args := w.args[table]
 	if len(args) == 0 {
 		return nil
 	}
-	var err error
-	if full {
-		st := w.full[table]
-		if st == nil {
-			if st, err = w.tx.PrepareContext(w.ctx, insertFlowSQL(w.d, table, flowChunk)); err != nil {
-				return err
-			}
-			w.full[table] = st
-		}
-		_, err = st.ExecContext(w.ctx, args...)
-	} else {
-		_, err = w.tx.ExecContext(w.ctx, insertFlowSQL(w.d, table, len(args)/12), args...)
+	st := w.stmts[table]
+	if st == nil {
+		st = &wideStmt{tx: w.tx, sqlFor: func(rows int) string { return insertFlowSQL(w.d, table, rows) }}
+		w.stmts[table] = st
 	}
+	err := st.exec(w.ctx, len(args)/12, args)
 	w.args[table] = args[:0]
 	return err
 }
 
 func (w *flowWriter) flushAll() error {
 	for _, t := range []string{"flow_minutes", "flow_hours"} {
-		if err := w.flush(t, false); err != nil {
+		if err := w.flush(t); err != nil {
 			return err
 		}
 	}

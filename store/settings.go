@@ -46,3 +46,22 @@ func (t *Tx) PutSetting(ctx context.Context, key, value string) error {
 	}
 	return nil
 }
+
+// PutSettingOnce stores value under key unless a value is there already,
+// and returns the value now under key: value itself (stored true) or the
+// one found. Two callers racing on an absent key cannot both store: the
+// loser gets the winner's value.
+func (db *DB) PutSettingOnce(ctx context.Context, key, value string) (current string, stored bool, err error) {
+	res, err := db.exec(ctx, `INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING`,
+		key, value, time.Now().Unix())
+	if err != nil {
+		return "", false, fmt.Errorf("put setting %q once: %w", key, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return "", false, fmt.Errorf("put setting %q once: %w", key, err)
+	} else if n == 1 {
+		return value, true, nil
+	}
+	current, err = db.GetSetting(ctx, key)
+	return current, false, err
+}

@@ -163,24 +163,28 @@ func (db *DB) Collectors() []prometheus.Collector {
 	}
 }
 
-// WithTx runs fn in a write transaction on the writer and commits it when
+// InTx runs fn in a write transaction on the writer and commits it when
 // fn returns nil; otherwise (or if fn panics) it rolls back and returns
-// fn's error unchanged. On SQLite the writer has a single connection, so fn
-// must use tx for every write: calling another DB write method from fn
-// would wait for the connection fn holds.
+// fn's error unchanged. It is the one way to write in a transaction:
+// entity methods that must commit together (a change and its audit
+// record) are methods of *Tx, and a statement of the store's own uses
+// Tx.SQL. On SQLite the writer has a single connection, so fn must use
+// the Tx for every write: calling another DB write method from fn would
+// wait for the connection fn holds.
 //
 // It writes as a priority writer: on SQLite it goes before bulk ingest
 // (see lane.go).
-func (db *DB) WithTx(ctx context.Context, fn func(*sql.Tx) error) error {
+func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
 	release, err := db.take(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer release()
-	return db.withTx(ctx, fn)
+	return db.withTx(ctx, func(tx *sql.Tx) error { return fn(&Tx{tx: tx, dialect: db.dialect}) })
 }
 
-// withTx is WithTx for a caller that holds the lane already.
+// withTx is InTx on the bare transaction, for a caller that holds the
+// lane already (bulk ingest).
 func (db *DB) withTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {

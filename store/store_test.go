@@ -144,12 +144,12 @@ func TestReaderIsReadOnlyOnSQLite(t *testing.T) {
 	}
 }
 
-func TestWithTx(t *testing.T) {
+func TestInTx(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := t.Context()
-		insert := func(key string) func(*sql.Tx) error {
-			return func(tx *sql.Tx) error {
-				_, err := tx.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES ($1, 'v', 0)`, key)
+		insert := func(key string) func(*store.Tx) error {
+			return func(tx *store.Tx) error {
+				_, err := tx.SQL().ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES ($1, 'v', 0)`, key)
 				return err
 			}
 		}
@@ -157,12 +157,12 @@ func TestWithTx(t *testing.T) {
 		tests := []struct {
 			desc    string
 			key     string
-			fn      func(*sql.Tx) error
+			fn      func(*store.Tx) error
 			wantErr error
 			stored  bool
 		}{
 			{"commit on nil", "committed", insert("committed"), nil, true},
-			{"rollback on error", "rolled_back", func(tx *sql.Tx) error {
+			{"rollback on error", "rolled_back", func(tx *store.Tx) error {
 				if err := insert("rolled_back")(tx); err != nil {
 					return err
 				}
@@ -171,8 +171,8 @@ func TestWithTx(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.desc, func(t *testing.T) {
-				if err := db.WithTx(ctx, tt.fn); !errors.Is(err, tt.wantErr) {
-					t.Fatalf("WithTx() = %v, want %v", err, tt.wantErr)
+				if err := db.InTx(ctx, tt.fn); !errors.Is(err, tt.wantErr) {
+					t.Fatalf("InTx() = %v, want %v", err, tt.wantErr)
 				}
 				_, err := db.GetSetting(ctx, tt.key)
 				if diff := cmp.Diff(err == nil, tt.stored); diff != "" {
@@ -183,7 +183,7 @@ func TestWithTx(t *testing.T) {
 		t.Run("rollback on panic", func(t *testing.T) {
 			func() {
 				defer func() { _ = recover() }()
-				_ = db.WithTx(ctx, func(tx *sql.Tx) error {
+				_ = db.InTx(ctx, func(tx *store.Tx) error {
 					_ = insert("panicked")(tx)
 					panic("boom")
 				})

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net/netip"
 )
@@ -77,7 +76,8 @@ func (db *DB) AddRemoteMinute(ctx context.Context, ts int64, rs []RemoteBytes) e
 	if len(rs) == 0 {
 		return nil
 	}
-	return db.WithTx(ctx, func(tx *sql.Tx) error {
+	return db.InTx(ctx, func(wtx *Tx) error {
+		tx := wtx.SQL()
 		const q = `INSERT INTO remote_minutes (ts, ip, country, bytes) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (ts, ip) DO UPDATE SET bytes = remote_minutes.bytes + excluded.bytes, country = excluded.country`
 		stmt, err := tx.PrepareContext(ctx, q)

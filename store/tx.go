@@ -1,9 +1,6 @@
 package store
 
-import (
-	"context"
-	"database/sql"
-)
+import "database/sql"
 
 // Tx is a write transaction. Entity methods that must commit together with
 // something else — a privileged change and its audit record, above all —
@@ -12,12 +9,6 @@ import (
 type Tx struct {
 	tx      *sql.Tx
 	dialect Dialect
-}
-
-// InTx runs fn in a write transaction (see WithTx for the rules) and
-// commits when fn returns nil.
-func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
-	return db.WithTx(ctx, func(t *sql.Tx) error { return fn(&Tx{tx: t, dialect: db.dialect}) })
 }
 
 // Dialect is the dialect of the transaction's database.

@@ -14,7 +14,7 @@ import (
 	"netmon/app/audit"
 	"netmon/app/errs"
 	"netmon/capture"
-	"netmon/capture/record"
+	"netmon/capture/pcaprec"
 )
 
 // CaptureStart is the body of POST /api/capture/start.
@@ -82,7 +82,7 @@ func (s *Server) captureStop(c *gin.Context, _ *router.NoInput) (CaptureResult, 
 func (s *Server) recordStart(c *gin.Context, _ *router.NoInput) (RecordStarted, error) {
 	file, err := s.deps.Capture.StartRecording()
 	switch {
-	case errors.Is(err, capture.ErrCaptureOff), errors.Is(err, record.ErrAlreadyRecording):
+	case errors.Is(err, capture.ErrCaptureOff), errors.Is(err, pcaprec.ErrAlreadyRecording):
 		return RecordStarted{}, errs.Conflictf("%v", err)
 	case errors.Is(err, capture.ErrNoRecorder):
 		return RecordStarted{}, errs.NotFoundf("%v", err)
@@ -93,28 +93,28 @@ func (s *Server) recordStart(c *gin.Context, _ *router.NoInput) (RecordStarted, 
 	return RecordStarted{OK: true, File: file}, nil
 }
 
-func (s *Server) recordStop(c *gin.Context, _ *router.NoInput) (record.StopResponse, error) {
+func (s *Server) recordStop(c *gin.Context, _ *router.NoInput) (pcaprec.StopResponse, error) {
 	st, err := s.deps.Capture.StopRecording()
 	switch {
-	case errors.Is(err, record.ErrNotRecording):
-		return record.StopResponse{}, errs.Conflictf("not recording")
+	case errors.Is(err, pcaprec.ErrNotRecording):
+		return pcaprec.StopResponse{}, errs.Conflictf("not recording")
 	case errors.Is(err, capture.ErrNoRecorder):
-		return record.StopResponse{}, errs.NotFoundf("%v", err)
+		return pcaprec.StopResponse{}, errs.NotFoundf("%v", err)
 	case err != nil && st.File == "":
-		return record.StopResponse{}, err
+		return pcaprec.StopResponse{}, err
 	}
 	s.audited(c, audit.ActionRecordStop, st.File, audit.ResultOK, strconv.FormatInt(st.Packets, 10)+" packets")
 	return st.StopResponse(), nil
 }
 
-func (s *Server) recordStatus(*gin.Context, *router.NoInput) (record.Status, error) {
+func (s *Server) recordStatus(*gin.Context, *router.NoInput) (pcaprec.Status, error) {
 	return s.deps.Capture.RecordStatus(), nil
 }
 
-func (s *Server) recordFiles(*gin.Context, *router.NoInput) ([]record.FileEntry, error) {
+func (s *Server) recordFiles(*gin.Context, *router.NoInput) ([]pcaprec.FileEntry, error) {
 	fs, err := s.deps.Capture.RecordFiles()
 	if fs == nil && err == nil {
-		fs = []record.FileEntry{}
+		fs = []pcaprec.FileEntry{}
 	}
 	return fs, err
 }
@@ -125,9 +125,9 @@ func (s *Server) recordFiles(*gin.Context, *router.NoInput) ([]record.FileEntry,
 func (s *Server) recordDownload(c *gin.Context, in *downloadIn) error {
 	f, st, err := s.deps.Capture.OpenRecording(in.File)
 	switch {
-	case errors.Is(err, record.ErrBadName):
+	case errors.Is(err, pcaprec.ErrBadName):
 		return invalidField("file", "query parameter \"file\": must be the name of a .pcap file in the record directory")
-	case errors.Is(err, record.ErrNotFound), errors.Is(err, capture.ErrNoRecorder):
+	case errors.Is(err, pcaprec.ErrNotFound), errors.Is(err, capture.ErrNoRecorder):
 		return errs.NotFoundf("no such recording")
 	case err != nil:
 		return err

@@ -12,7 +12,6 @@ import (
 
 	"netmon/app/api/router"
 	"netmon/app/errs"
-	"netmon/app/fleet"
 )
 
 // ErrorBody is the body of every API error except the authentication
@@ -59,13 +58,9 @@ var statusOf = map[errs.Kind]int{
 // sent.
 func (s *Server) writeError(c *gin.Context, err error) {
 	status, msg := http.StatusInternalServerError, internalMessage
-	var fleetErr *fleet.Error
 	var httpErr *router.StatusError
 	var tooBig *http.MaxBytesError
 	switch {
-	// TODO(merge): fleet converts to errs; delete this branch then.
-	case errors.As(err, &fleetErr):
-		status, msg = fleetErr.Status, fleetErr.Msg
 	case errs.KindOf(err) != errs.Internal:
 		e, _ := errs.As(err)
 		status, msg = statusOf[e.Kind], e.Msg

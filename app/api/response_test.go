@@ -14,7 +14,6 @@ import (
 
 	"netmon/app/api/router"
 	"netmon/app/errs"
-	"netmon/app/fleet"
 )
 
 // TestWriteError: every error kind maps to its status and body in the one
@@ -43,8 +42,6 @@ func TestWriteError(t *testing.T) {
 			`{"error":"database down"}`, "5", "dial tcp: refused"},
 		{"HTTP-layer refusal", &router.StatusError{Status: 415, Msg: "not JSON"}, 415, `{"error":"not JSON"}`, "", ""},
 		{"body over the reader's limit", &http.MaxBytesError{Limit: 7}, 413, `{"error":"request body too large: the limit is 7 bytes"}`, "", ""},
-		// TODO(merge): fleet converts to errs; delete this row with writeError's branch.
-		{"fleet's own error until it converts", &fleet.Error{Status: 429, Msg: "too many"}, 429, `{"error":"too many"}`, "60", ""},
 		{"anything else is a 500 that hides its detail", errors.New("disk on fire"), 500, `{"error":"` + internalMessage + `"}`, "", "disk on fire"},
 	}
 	for _, tt := range tests {

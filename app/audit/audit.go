@@ -72,11 +72,7 @@ func RequestFrom(ctx context.Context) Request {
 }
 
 // Actor is who acted.
-type Actor struct {
-	Username  string
-	Role      string
-	ActorType string
-}
+type Actor = store.AuditActor
 
 // Event builds a record. before and after (nil for none) are marshalled to
 // JSON with secret fields masked.
@@ -168,4 +164,14 @@ func clip(s string, n int) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// Builder is Event as a method: the Auditor that services which do not
+// import this package (app/auth, app/fleet) declare, handed in by
+// app/hub.
+type Builder struct{}
+
+// Event builds a record, as the package-level Event does.
+func (Builder) Event(ctx context.Context, actor Actor, action, target, result, detail string, before, after any) store.AuditEvent {
+	return Event(ctx, actor, action, target, result, detail, before, after)
 }

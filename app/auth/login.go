@@ -5,8 +5,8 @@ import (
 	"errors"
 	"strings"
 
-	"netmon/app/audit"
 	"netmon/app/errs"
+	"netmon/app/secret"
 	"netmon/store"
 )
 
@@ -47,11 +47,11 @@ func (s *Service) Login(ctx context.Context, req LoginRequest, ip, oldToken stri
 				s.accounts.fail(username)
 			}
 			s.metrics.logins.WithLabelValues("failed").Inc()
-			who := audit.Actor{Username: username, ActorType: string(ActorUser)}
+			who := store.AuditActor{Username: username, ActorType: string(ActorUser)}
 			if username == "" {
 				who = actorOf(s.bootstrapIdentity())
 			}
-			s.record(ctx, audit.Event(ctx, who, audit.ActionLogin, "session", audit.ResultError, err.Error(), nil, nil))
+			s.record(ctx, s.event(ctx, who, ActionLogin, "session", ResultError, err.Error(), nil, nil))
 		} else {
 			attempt.Cancel()
 		}
@@ -77,7 +77,7 @@ func (s *Service) Login(ctx context.Context, req LoginRequest, ip, oldToken stri
 // so timing does not tell an unknown name from a wrong password.
 func (s *Service) checkCredentials(ctx context.Context, username, password string) (*Identity, error) {
 	if username == "" {
-		if s.cfg.Password == "" || !equalSecret(password, s.cfg.Password) {
+		if s.cfg.Password == "" || !secret.Equal(password, s.cfg.Password) {
 			return nil, ErrBadCredentials
 		}
 		rbac, err := s.db.EnabledAdminExists(ctx)
@@ -111,7 +111,7 @@ func (s *Service) Logout(ctx context.Context, id *Identity) error {
 	if err := s.sessions.Delete(ctx, id.SessionHash); err != nil {
 		return err
 	}
-	s.record(ctx, audit.Event(ctx, actorOf(id), audit.ActionLogout, "session", audit.ResultOK, "", nil, nil))
+	s.record(ctx, s.event(ctx, actorOf(id), ActionLogout, "session", ResultOK, "", nil, nil))
 	return nil
 }
 

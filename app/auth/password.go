@@ -1,10 +1,6 @@
 package auth
 
 import (
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
 	"fmt"
 	"sync"
 	"unicode/utf8"
@@ -80,35 +76,6 @@ func checkPassword(hash, pw string) bool {
 		return false
 	}
 	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw)) == nil
-}
-
-// equalSecret compares two secrets in constant time (of their SHA-256, so
-// the length of the stored secret does not leak either).
-func equalSecret(a, b string) bool {
-	ha, hb := sha256.Sum256([]byte(a)), sha256.Sum256([]byte(b))
-	return subtle.ConstantTimeCompare(ha[:], hb[:]) == 1
-}
-
-// hashToken is the stored form of a session or API token: hex SHA-256.
-// The tokens carry 256 random bits, so a fast hash is enough (no bcrypt),
-// and looking the hash up by index reveals nothing useful about a secret.
-func hashToken(tok string) string {
-	h := sha256.Sum256([]byte(tok))
-	return hex.EncodeToString(h[:])
-}
-
-// newSessionToken returns 32 random bytes in hex (spec: hex token).
-func newSessionToken() string {
-	b := make([]byte, sessionTokenBytes)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// newAPIToken returns "bnt_" and 32 random bytes in hex.
-func newAPIToken() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return apiTokenPrefix + hex.EncodeToString(b)
 }
 
 // looksLikeSessionToken accepts exactly 64 lower-case hex characters.

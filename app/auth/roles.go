@@ -6,7 +6,8 @@
 // It sits beside the other app services: app/hub builds it over the store
 // (through the small Store interface below) and app/api calls it from one
 // middleware driven by the route table's permission column. It imports
-// store for its entity types and app/audit to build audit records.
+// store for its entity types; audit records are completed by the Auditor
+// app/hub hands in (app/audit), since services do not import each other.
 package auth
 
 import "slices"

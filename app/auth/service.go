@@ -12,7 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"netmon/app/audit"
+	"netmon/app/secret"
 	"netmon/store"
 )
 
@@ -37,6 +37,7 @@ type Service struct {
 	log      *slog.Logger
 	cfg      Config
 	db       Store
+	auditor  Auditor
 	sessions SessionStore
 	throttle *Throttle
 	accounts *accountLimit
@@ -47,8 +48,9 @@ type Service struct {
 	wg   sync.WaitGroup
 }
 
-// New returns the service; it does no I/O.
-func New(log *slog.Logger, cfg Config, db Store, reg prometheus.Registerer) (*Service, error) {
+// New returns the service; it does no I/O. auditor completes the audit
+// records of its actions (app/audit.Builder).
+func New(log *slog.Logger, cfg Config, db Store, auditor Auditor, reg prometheus.Registerer) (*Service, error) {
 	sessions, err := NewSessionStore(cfg.SessionStore, db)
 	if err != nil {
 		return nil, err
@@ -60,16 +62,13 @@ func New(log *slog.Logger, cfg Config, db Store, reg prometheus.Registerer) (*Se
 		cfg.Throttle = DefaultThrottleConfig()
 	}
 	return &Service{
-		log: log, cfg: cfg, db: db, sessions: sessions,
+		log: log, cfg: cfg, db: db, auditor: auditor, sessions: sessions,
 		throttle: NewThrottle(cfg.Throttle, "login", reg),
 		accounts: newAccountLimit(cfg.Accounts),
 		metrics:  newMetrics(reg),
 		now:      time.Now,
 	}, nil
 }
-
-// Throttle is the login throttle, shared with agent enrollment.
-func (s *Service) Throttle() *Throttle { return s.throttle }
 
 // MultiSite reports the mode.
 func (s *Service) MultiSite() bool { return s.cfg.MultiSite }
@@ -187,7 +186,7 @@ func (s *Service) Authenticate(ctx context.Context, cr Credentials) (*Identity, 
 }
 
 func (s *Service) authToken(ctx context.Context, tok string) (*Identity, error) {
-	k, err := s.db.APITokenByHash(ctx, hashToken(tok))
+	k, err := s.db.APITokenByHash(ctx, secret.Hash(tok))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrUnauthenticated
 	}
@@ -206,7 +205,7 @@ func (s *Service) authToken(ctx context.Context, tok string) (*Identity, error) 
 }
 
 func (s *Service) authSession(ctx context.Context, tok string) (*Identity, error) {
-	hash := hashToken(tok)
+	hash := secret.Hash(tok)
 	sess, err := s.sessions.Get(ctx, hash)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrUnauthenticated
@@ -248,10 +247,10 @@ func (s *Service) authSession(ctx context.Context, tok string) (*Identity, error
 
 // NewSession creates a session for id and returns its token.
 func (s *Service) NewSession(ctx context.Context, id Identity) (string, error) {
-	tok := newSessionToken()
+	tok := secret.New("")
 	now := s.now().Unix()
 	err := s.sessions.Create(ctx, store.Session{
-		TokenHash: hashToken(tok), UserID: id.UserID, Username: id.Username, Role: string(id.Role),
+		TokenHash: secret.Hash(tok), UserID: id.UserID, Username: id.Username, Role: string(id.Role),
 		Site: id.Site, ActorType: string(id.Actor), CreatedAt: now, ExpiresAt: now + int64(s.cfg.SessionTTL/time.Second),
 	})
 	if err != nil {
@@ -266,13 +265,13 @@ func (s *Service) NewSession(ctx context.Context, id Identity) (string, error) {
 // store the record is committed first and the session exists only once
 // it is. It returns the token and sets id.SessionHash.
 func (s *Service) openSession(ctx context.Context, id *Identity, detail string) (string, error) {
-	tok := newSessionToken()
+	tok := secret.New("")
 	now := s.now().Unix()
 	sess := store.Session{
-		TokenHash: hashToken(tok), UserID: id.UserID, Username: id.Username, Role: string(id.Role),
+		TokenHash: secret.Hash(tok), UserID: id.UserID, Username: id.Username, Role: string(id.Role),
 		Site: id.Site, ActorType: string(id.Actor), CreatedAt: now, ExpiresAt: now + int64(s.cfg.SessionTTL/time.Second),
 	}
-	ev := audit.Event(ctx, actorOf(id), audit.ActionLogin, "session", audit.ResultOK, detail, nil, nil)
+	ev := s.event(ctx, actorOf(id), ActionLogin, "session", ResultOK, detail, nil, nil)
 	if _, shared := s.sessions.(dbSessions); shared {
 		err := s.db.InTx(ctx, func(tx *store.Tx) error {
 			if err := tx.CreateSession(ctx, sess); err != nil {
@@ -301,24 +300,24 @@ func (s *Service) RevokeToken(ctx context.Context, tok string) error {
 	if !looksLikeSessionToken(tok) {
 		return nil
 	}
-	return s.sessions.Delete(ctx, hashToken(tok))
+	return s.sessions.Delete(ctx, secret.Hash(tok))
 }
 
 // actorOf turns an identity into the audit actor.
-func actorOf(id *Identity) audit.Actor {
+func actorOf(id *Identity) store.AuditActor {
 	if id == nil {
-		return audit.Actor{}
+		return store.AuditActor{}
 	}
-	return audit.Actor{Username: id.Username, Role: string(id.Role), ActorType: string(id.Actor)}
+	return store.AuditActor{Username: id.Username, Role: string(id.Role), ActorType: string(id.Actor)}
 }
 
 // Denied records a refused request in the audit chain.
 func (s *Service) Denied(ctx context.Context, id *Identity, perm Permission, route string) {
-	ev := audit.Event(ctx, actorOf(id), audit.ActionAccessDenied, route, audit.ResultDenied, "permission "+string(perm)+" required", nil, nil)
+	ev := s.event(ctx, actorOf(id), ActionAccessDenied, route, ResultDenied, "permission "+string(perm)+" required", nil, nil)
 	ctx, cancel := detached(ctx)
 	defer cancel()
 	if _, err := s.db.AppendAudit(ctx, ev); err != nil {
-		s.log.ErrorContext(ctx, "audit append failed", "action", audit.ActionAccessDenied, "error", err)
+		s.log.ErrorContext(ctx, "audit append failed", "action", ActionAccessDenied, "error", err)
 	}
 }
 

@@ -9,13 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"netmon/app/audit"
+	"netmon/app/secret"
 	"netmon/store"
 	"netmon/store/storetest"
 )
 
 func newTestService(t testing.TB, db *store.DB, cfg Config) *Service {
 	t.Helper()
-	s, err := New(slog.New(slog.DiscardHandler), cfg, db, nil)
+	s, err := New(slog.New(slog.DiscardHandler), cfg, db, audit.Builder{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func TestSessionStoresExpireAndSweep(t *testing.T) {
 				if err != nil || n != 1 {
 					t.Fatalf("sweep removed %d (%v), want 1", n, err)
 				}
-				if _, err := s.sessions.Get(ctx, hashToken(tok2)); err == nil {
+				if _, err := s.sessions.Get(ctx, secret.Hash(tok2)); err == nil {
 					t.Fatal("swept session still there")
 				}
 			})

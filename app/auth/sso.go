@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"netmon/app/audit"
 	"netmon/app/errs"
 	"netmon/store"
 )
@@ -49,7 +48,7 @@ func (s *Service) LoginSSO(ctx context.Context, l SSOLogin, oldToken string) (st
 				return err
 			}
 			u = after
-			_, err = tx.AppendAudit(ctx, audit.Event(ctx, actorOf(sys), audit.ActionUserUpdate, userTarget(after), audit.ResultOK, "role from SSO groups", viewOf(before), viewOf(after)))
+			_, err = tx.AppendAudit(ctx, s.event(ctx, actorOf(sys), ActionUserUpdate, userTarget(after), ResultOK, "role from SSO groups", viewOf(before), viewOf(after)))
 			return err
 		})
 		if errors.Is(err, store.ErrLastAdmin) {
@@ -88,7 +87,7 @@ func (s *Service) createSSOUser(ctx context.Context, sys *Identity, l SSOLogin) 
 				return err
 			}
 			u.ID = id
-			_, err = tx.AppendAudit(ctx, audit.Event(ctx, actorOf(sys), audit.ActionUserCreate, userTarget(u), audit.ResultOK, "first SSO login", nil, viewOf(u)))
+			_, err = tx.AppendAudit(ctx, s.event(ctx, actorOf(sys), ActionUserCreate, userTarget(u), ResultOK, "first SSO login", nil, viewOf(u)))
 			return err
 		})
 		if errors.Is(err, store.ErrConflict) {

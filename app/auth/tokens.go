@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"netmon/app/audit"
+	"netmon/app/secret"
 	"netmon/store"
 )
 
@@ -64,15 +64,15 @@ func (s *Service) CreateToken(ctx context.Context, actor *Identity, req TokenCre
 	if err := s.checkGrant(actor, Role(req.Role), site); err != nil {
 		return TokenCreated{}, err
 	}
-	secret := newAPIToken()
-	k := store.APIToken{Name: name, Role: req.Role, Site: site, TokenHash: hashToken(secret), CreatedBy: actor.Username}
+	tok := secret.New(apiTokenPrefix)
+	k := store.APIToken{Name: name, Role: req.Role, Site: site, TokenHash: secret.Hash(tok), CreatedBy: actor.Username}
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		id, err := tx.CreateAPIToken(ctx, k)
 		if err != nil {
 			return err
 		}
 		k.ID = id
-		_, err = tx.AppendAudit(ctx, audit.Event(ctx, actorOf(actor), audit.ActionTokenCreate, tokenTarget(k), audit.ResultOK, "", nil, tokenViewOf(k)))
+		_, err = tx.AppendAudit(ctx, s.event(ctx, actorOf(actor), ActionTokenCreate, tokenTarget(k), ResultOK, "", nil, tokenViewOf(k)))
 		return err
 	})
 	if err != nil {
@@ -80,7 +80,7 @@ func (s *Service) CreateToken(ctx context.Context, actor *Identity, req TokenCre
 	}
 	v := tokenViewOf(k)
 	v.CreatedAt = s.now().Unix()
-	return TokenCreated{Token: secret, TokenView: v}, nil
+	return TokenCreated{Token: tok, TokenView: v}, nil
 }
 
 func tokenTarget(k store.APIToken) string { return fmt.Sprintf("token:%d:%s", k.ID, k.Name) }
@@ -108,7 +108,7 @@ func (s *Service) DeleteToken(ctx context.Context, actor *Identity, id int64) er
 		if err != nil {
 			return err
 		}
-		_, err = tx.AppendAudit(ctx, audit.Event(ctx, actorOf(actor), audit.ActionTokenDelete, tokenTarget(k), audit.ResultOK, "", tokenViewOf(k), nil))
+		_, err = tx.AppendAudit(ctx, s.event(ctx, actorOf(actor), ActionTokenDelete, tokenTarget(k), ResultOK, "", tokenViewOf(k), nil))
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 
-	"netmon/app/audit"
 	"netmon/app/errs"
 	"netmon/store"
 )
@@ -122,7 +121,7 @@ func (s *Service) CreateUser(ctx context.Context, actor *Identity, req UserCreat
 			return err
 		}
 		u.ID = id
-		_, err = tx.AppendAudit(ctx, audit.Event(ctx, actorOf(actor), audit.ActionUserCreate, userTarget(u), audit.ResultOK, "", nil, viewOf(u)))
+		_, err = tx.AppendAudit(ctx, s.event(ctx, actorOf(actor), ActionUserCreate, userTarget(u), ResultOK, "", nil, viewOf(u)))
 		return err
 	})
 	if errors.Is(err, store.ErrConflict) {
@@ -207,7 +206,7 @@ func (s *Service) UpdateUser(ctx context.Context, actor *Identity, id int64, req
 			detail = "password changed"
 		}
 		bv, av := viewOf(before), viewOf(a)
-		_, err = tx.AppendAudit(ctx, audit.Event(ctx, actorOf(actor), audit.ActionUserUpdate, userTarget(a), audit.ResultOK, detail, bv, av))
+		_, err = tx.AppendAudit(ctx, s.event(ctx, actorOf(actor), ActionUserUpdate, userTarget(a), ResultOK, detail, bv, av))
 		return err
 	})
 	switch {
@@ -244,7 +243,7 @@ func (s *Service) DeleteUser(ctx context.Context, actor *Identity, id int64) err
 		if err != nil {
 			return err
 		}
-		_, err = tx.AppendAudit(ctx, audit.Event(ctx, actorOf(actor), audit.ActionUserDelete, userTarget(u), audit.ResultOK, "", viewOf(u), nil))
+		_, err = tx.AppendAudit(ctx, s.event(ctx, actorOf(actor), ActionUserDelete, userTarget(u), ResultOK, "", viewOf(u), nil))
 		return err
 	})
 	switch {

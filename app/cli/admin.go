@@ -81,7 +81,7 @@ func openAdmin(cmd *cobra.Command) (*adminEnv, func(), error) {
 		cancel()
 		return nil, nil, err
 	}
-	svc, err := auth.New(log.With("component", "auth"), cfg.Auth, db, nil)
+	svc, err := auth.New(log.With("component", "auth"), cfg.Auth, db, audit.Builder{}, nil)
 	if err != nil {
 		cancel()
 		_ = db.Close()

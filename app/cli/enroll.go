@@ -11,8 +11,7 @@ import (
 
 	"netmon/app/audit"
 	"netmon/app/config"
-	"netmon/app/fleet"
-	"netmon/store"
+	"netmon/app/fleet/enroll"
 	"netmon/store/vault"
 )
 
@@ -54,10 +53,10 @@ A token set with -enroll-token is not affected.`,
 			if err != nil {
 				return err
 			}
-			if _, err := vault.CheckKey(env.ctx, env.db, v, store.ErrNotFound); err != nil {
+			if _, err := vault.CheckKey(env.ctx, env.db, v); err != nil {
 				return fmt.Errorf("vault key: %w", err)
 			}
-			tok, err := fleet.RotateStaticToken(env.ctx, env.db, v, audit.Actor{Username: env.actor.Username, Role: string(env.actor.Role), ActorType: string(env.actor.Actor)})
+			tok, err := enroll.RotateStaticToken(env.ctx, env.db, v, audit.Builder{}, actorOf(env))
 			if err != nil {
 				return err
 			}
@@ -68,12 +67,15 @@ A token set with -enroll-token is not affected.`,
 	}
 }
 
-func fleetOf(env *adminEnv) (*fleet.Service, fleet.Actor) {
-	cfg := fleet.DefaultConfig()
-	cfg.MultiSite, cfg.Archive = env.auth.MultiSite(), false
-	// Only the token methods are used: no sink, throttle or CA needed.
-	svc := fleet.New(slog.New(slog.DiscardHandler), cfg, env.db, nil, nil, nil, nil)
-	return svc, fleet.Actor{Username: env.actor.Username, Role: string(env.actor.Role), ActorType: string(env.actor.Actor)}
+// enrollOf is the enrollment service for the token commands: they manage
+// tokens only, so no throttle, CA or intake (those serve the hello).
+func enrollOf(env *adminEnv) *enroll.Service {
+	return enroll.New(slog.New(slog.DiscardHandler), enroll.Config{MultiSite: env.auth.MultiSite()}, env.db, audit.Builder{}, nil, nil, nil)
+}
+
+// actorOf is the operator running the command, for the audit chain.
+func actorOf(env *adminEnv) audit.Actor {
+	return audit.Actor{Username: env.actor.Username, Role: string(env.actor.Role), ActorType: string(env.actor.Actor)}
 }
 
 func newEnrollTokenCreateCmd() *cobra.Command {
@@ -85,8 +87,7 @@ func newEnrollTokenCreateCmd() *cobra.Command {
 		Short: "Create an enroll token (ent_…); it is printed once, only its hash is stored",
 		Args:  cobra.NoArgs,
 		RunE: withAdmin(&output, func(cmd *cobra.Command, _ []string, env *adminEnv) error {
-			svc, actor := fleetOf(env)
-			tok, err := svc.CreateEnrollToken(env.ctx, actor, fleet.EnrollTokenCreate{Name: name, Site: site, ExpiresInDays: &days, MaxUses: &uses, AllowedCIDRs: cidrs})
+			tok, err := enrollOf(env).CreateEnrollToken(env.ctx, actorOf(env), "", enroll.EnrollTokenCreate{Name: name, Site: site, ExpiresInDays: &days, MaxUses: &uses, AllowedCIDRs: cidrs})
 			if err != nil {
 				return err
 			}
@@ -119,8 +120,7 @@ func newEnrollTokenListCmd() *cobra.Command {
 		Short: "List enroll tokens (never the secret)",
 		Args:  cobra.NoArgs,
 		RunE: withAdmin(&output, func(cmd *cobra.Command, _ []string, env *adminEnv) error {
-			svc, actor := fleetOf(env)
-			items, err := svc.ListEnrollTokens(env.ctx, actor)
+			items, err := enrollOf(env).ListEnrollTokens(env.ctx, "")
 			if err != nil {
 				return err
 			}

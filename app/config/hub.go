@@ -35,7 +35,7 @@ import (
 	"netmon/app/httpguard"
 	"netmon/app/live"
 	"netmon/capture"
-	"netmon/capture/record"
+	"netmon/capture/pcaprec"
 	"netmon/collectors/flows"
 	"netmon/collectors/geo"
 	"netmon/collectors/syslog"
@@ -74,7 +74,7 @@ type HubConfig struct {
 	// Capture is the hub-local capture (-capture).
 	Capture capture.Config
 	// Record is the PCAP recorder (-record-dir, -record-max-mb).
-	Record record.Config
+	Record pcaprec.Config
 	// Live is the WebSocket feed (no flag; origins derive from the address).
 	Live live.Config
 	// Queue is the ingest queue (-queue-workers).
@@ -130,7 +130,7 @@ func DefaultHubConfig() HubConfig {
 		OIDC:      oidc.DefaultConfig(),
 		Geo:       geo.DefaultConfig(),
 		Capture:   capture.DefaultConfig(),
-		Record:    record.DefaultConfig(),
+		Record:    pcaprec.DefaultConfig(),
 		Live:      live.DefaultConfig(),
 		Queue:     queue.DefaultConfig(),
 		Flows:     flows.DefaultConfig(),

@@ -3,68 +3,49 @@ package fleet
 import (
 	"context"
 	"log/slog"
-	"sync/atomic"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"netmon/app/audit"
 	"netmon/store"
 	"netmon/store/storetest"
 )
 
-// countingStore counts the token lookups that reach the database.
-type countingStore struct {
-	*store.DB
-	lookups atomic.Int64
-}
-
-func (c *countingStore) AgentByTokenHash(ctx context.Context, hash string) (store.Agent, error) {
-	c.lookups.Add(1)
-	return c.DB.AgentByTokenHash(ctx, hash)
-}
-
-// TestStartWarmsAgents: a started service resolves the tokens of agents
-// enrolled before it started without asking the database; a forgotten
-// (deleted or replaced) agent's token goes back to the database.
-func TestStartWarmsAgents(t *testing.T) {
+// TestNew: the fleet builds over the database alone (what the admin
+// commands use), registers every job's metrics once, and starts and
+// stops with the archive off.
+func TestNew(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ctx := context.Background()
-		var ids []int64
-		for _, tok := range []string{"agt_one", "agt_two"} {
-			err := db.InTx(ctx, func(tx *store.Tx) error {
-				id, _, err := tx.CreateAgent(ctx, store.Agent{Name: tok, MachineID: tok, TokenHash: hashToken(tok), EnrolledAt: 1})
-				ids = append(ids, id)
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		cs := &countingStore{DB: db}
+		reg := prometheus.NewPedanticRegistry()
 		cfg := DefaultConfig()
 		cfg.Archive = false
-		s := New(slog.New(slog.DiscardHandler), cfg, cs, nil, nil, nil, nil)
+		s := New(slog.New(slog.DiscardHandler), cfg, Deps{DB: db, Auditor: audit.Builder{}, Registry: reg})
 		if err := s.Start(); err != nil {
 			t.Fatal(err)
 		}
-		defer s.Stop()
-		for i, tok := range []string{"agt_one", "agt_two"} {
-			ref, err := s.Authenticate(ctx, tok, 0)
-			if err != nil || ref.ID != ids[i] {
-				t.Fatalf("%s: %+v %v", tok, ref, err)
+		t.Cleanup(func() { _ = s.Stop() })
+		created, err := s.CreateEnrollToken(context.Background(), Actor{Username: "admin", Role: "admin", ActorType: "user"}, EnrollTokenCreate{Name: "lab"})
+		if err != nil || created.Token == "" {
+			t.Fatalf("CreateEnrollToken = %+v, %v", created, err)
+		}
+		items, err := s.ListEnrollTokens(context.Background(), Actor{})
+		if err != nil || len(items) != 1 || items[0].State != "active" {
+			t.Errorf("ListEnrollTokens = %+v, %v", items, err)
+		}
+		if _, err := reg.Gather(); err != nil {
+			t.Errorf("metrics: %v", err)
+		}
+		n := 0
+		for _, cs := range [][]prometheus.Collector{s.enroll.Collectors(), s.intake.Collectors(), s.agents.Collectors()} {
+			for _, c := range cs {
+				if reg.Unregister(c) {
+					n++
+				}
 			}
 		}
-		if n := cs.lookups.Load(); n != 0 {
-			t.Errorf("%d token lookups reached the database after the warm-up, want 0", n)
-		}
-		if _, err := s.Authenticate(ctx, "agt_unknown", 0); err == nil {
-			t.Error("an unknown token was accepted")
-		}
-		s.forget(ids[0])
-		if _, err := s.Authenticate(ctx, "agt_one", 0); err != nil {
-			// Still in the database: resolved again, from the database.
-			t.Fatalf("agt_one after forget: %v", err)
-		}
-		if n := cs.lookups.Load(); n != 2 {
-			t.Errorf("%d lookups, want 2 (the unknown token and agt_one after forget)", n)
+		if n != 6 {
+			t.Errorf("%d of the jobs' 6 collectors were registered", n)
 		}
 	})
 }

@@ -1,77 +1,17 @@
 package fleet
 
-import (
-	"sync"
+import "github.com/prometheus/client_golang/prometheus"
 
-	"github.com/prometheus/client_golang/prometheus"
-)
-
-// MaxTrafficSeries caps the (agent, interface) pairs of the traffic
-// metrics; beyond it traffic is counted under agent="other",
-// interface="other", so a large fleet cannot blow up a Prometheus server.
-const MaxTrafficSeries = 2000
-
-type metrics struct {
-	hellos    *prometheus.CounterVec // result
-	batches   *prometheus.CounterVec // result
-	archived  prometheus.Counter
-	agentDrop prometheus.Counter
-	// ifBytes and ifPackets: agent, interface, direction (rx, tx).
-	ifBytes, ifPackets *prometheus.CounterVec
-	seriesMu           sync.Mutex
-	series             map[[2]string]bool
-}
-
-// traffic adds one interface's counter deltas of an agent.
-func (m *metrics) traffic(agent, iface string, rxBytes, txBytes, rxPackets, txPackets uint64) {
-	m.seriesMu.Lock()
-	k := [2]string{agent, iface}
-	if !m.series[k] {
-		if len(m.series) < MaxTrafficSeries {
-			m.series[k] = true
-		} else {
-			agent, iface = "other", "other"
-		}
+// register registers the metrics of the three jobs; each declares its own
+// beside the code that counts them. A collector already registered (a
+// second fleet on the same registry, in tests) is left as it is.
+func (s *Service) register(reg prometheus.Registerer) {
+	if reg == nil {
+		return
 	}
-	m.seriesMu.Unlock()
-	m.ifBytes.WithLabelValues(agent, iface, "rx").Add(float64(rxBytes))
-	m.ifBytes.WithLabelValues(agent, iface, "tx").Add(float64(txBytes))
-	m.ifPackets.WithLabelValues(agent, iface, "rx").Add(float64(rxPackets))
-	m.ifPackets.WithLabelValues(agent, iface, "tx").Add(float64(txPackets))
-}
-
-func newMetrics(reg prometheus.Registerer) *metrics {
-	m := &metrics{
-		hellos: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "netmon_agent_hellos_total",
-			Help: "Agent enrollment attempts, by result (ok, unauthorized, forbidden, exhausted, throttled, invalid).",
-		}, []string{"result"}),
-		batches: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "netmon_agent_telemetry_batches_total",
-			Help: "Agent telemetry batches, by result (queued, duplicate, queue_full, unauthorized, invalid).",
-		}, []string{"result"}),
-		archived: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "netmon_agents_archived_total",
-			Help: "Agents deleted by the archive after -agent-archive-days offline.",
-		}),
-		agentDrop: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "netmon_agent_spool_dropped_total",
-			Help: "Telemetry batches agents reported discarding from their full offline queue.",
-		}),
-		ifBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "netmon_agent_interface_bytes_total",
-			Help: "Bytes through agents' interfaces, from their cumulative counters (resets and 32-bit wraps handled), by agent name, interface and direction (rx, tx); at most 2000 agent-interface pairs, the rest under agent=\"other\".",
-		}, []string{"agent", "interface", "direction"}),
-		ifPackets: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "netmon_agent_interface_packets_total",
-			Help: "Packets through agents' interfaces, as netmon_agent_interface_bytes_total.",
-		}, []string{"agent", "interface", "direction"}),
-		series: map[[2]string]bool{},
-	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{m.hellos, m.batches, m.archived, m.agentDrop, m.ifBytes, m.ifPackets} {
+	for _, cs := range [][]prometheus.Collector{s.enroll.Collectors(), s.intake.Collectors(), s.agents.Collectors()} {
+		for _, c := range cs {
 			_ = reg.Register(c)
 		}
 	}
-	return m
 }

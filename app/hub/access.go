@@ -9,9 +9,9 @@ import (
 
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
 
+	"netmon/app/audit"
 	"netmon/app/auth"
 	"netmon/app/auth/oidc"
-	"netmon/store"
 	"netmon/store/vault"
 )
 
@@ -36,10 +36,10 @@ func (h *Hub) buildAccess(ctx context.Context) error {
 	if h.vault, err = vault.New(key); err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
-	if _, err := vault.CheckKey(ctx, h.db, h.vault, store.ErrNotFound); err != nil {
+	if _, err := vault.CheckKey(ctx, h.db, h.vault); err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
-	if h.auth, err = auth.New(h.log.With("component", "auth"), h.cfg.Auth, h.db, h.reg); err != nil {
+	if h.auth, err = auth.New(h.log.With("component", "auth"), h.cfg.Auth, h.db, audit.Builder{}, h.reg); err != nil {
 		return fmt.Errorf("auth: %w", err)
 	}
 	h.parts.add("auth", h.auth.Start, noCtx(h.auth.Stop))

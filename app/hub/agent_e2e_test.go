@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"netmon/store"
+	"netmon/store/storetest"
 )
 
 var (
@@ -206,7 +207,7 @@ func TestAgentProcessesSurviveHubRestart(t *testing.T) {
 	}
 	for _, a := range stored {
 		i := int(a.Name[len(a.Name)-1] - '0')
-		seqs, err := db.AgentSeqs(context.Background(), a.ID)
+		seqs, err := storetest.AgentSeqs(context.Background(), db, a.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,8 +6,8 @@ import (
 
 	"netmon/app/live"
 	"netmon/capture"
+	"netmon/capture/pcaprec"
 	"netmon/capture/proc"
-	"netmon/capture/record"
 	"netmon/collectors/geo"
 	"netmon/store"
 )
@@ -19,7 +19,7 @@ func (h *Hub) buildCapture() error {
 	h.parts.add("geo", h.geo.Start, noCtx(h.geo.Stop))
 
 	h.capture = capture.New(h.log.With("component", "capture"), h.cfg.Capture, capture.Deps{
-		Recorder: record.New(h.cfg.Record),
+		Recorder: pcaprec.New(h.cfg.Record),
 		Enrich:   h.geo,
 		Minutes:  minuteSink{h.db},
 	})

@@ -152,7 +152,39 @@ func TestCaptureOnLoopback(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	time.Sleep(200 * time.Millisecond) // the ring is ready
+	// probe sends one datagram between two ports not ours until the
+	// engine counts a frame beyond after: frames are read in order, so
+	// then every frame before the probe was processed and recorded (the
+	// read loop counts a frame, then records it).
+	probeSink, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probeSink.Close()
+	probe := func(after int64) {
+		t.Helper()
+		conn, err := net.Dial("udp4", probeSink.LocalAddr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			if _, err := conn.Write([]byte("probe")); err != nil {
+				t.Fatal(err)
+			}
+			var s snapshot
+			c.call("GET", "/api/status", nil).must(t, 200).decode(t, &s)
+			if s.TotalPackets > after {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the capture counted no frame after %d within 5 s", after)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	probe(0) // the ring is ready: a frame sent now is seen
 	send(200)
 	waitFor(200) // processed before the recording starts
 
@@ -166,7 +198,8 @@ func TestCaptureOnLoopback(t *testing.T) {
 		t.Fatalf("record start %s", r.body)
 	}
 	send(50)
-	time.Sleep(300 * time.Millisecond)
+	s := waitFor(250)
+	probe(s.TotalPackets) // our last datagram is in the file
 	var stopped struct {
 		OK      bool   `json:"ok"`
 		File    string `json:"file"`
@@ -178,7 +211,6 @@ func TestCaptureOnLoopback(t *testing.T) {
 		t.Fatalf("record stop %+v", stopped)
 	}
 
-	s := waitFor(250)
 	if !s.Running || s.Device != "lo" || s.Protocols["UDP"] < 250 || s.TotalPackets < 250 {
 		t.Errorf("snapshot running=%v device=%q udp=%d total=%d", s.Running, s.Device, s.Protocols["UDP"], s.TotalPackets)
 	}
@@ -192,6 +224,10 @@ func TestCaptureOnLoopback(t *testing.T) {
 	onDisk, err := os.ReadFile(filepath.Join(h.cfg.Record.Dir, started.File))
 	if err != nil || dl.body != string(onDisk) {
 		t.Errorf("downloaded %d bytes, the file has %d (%v)", len(dl.body), len(onDisk), err)
+	}
+	// The stop answer counts the file's bytes, headers included.
+	if int64(len(onDisk)) != stopped.Bytes {
+		t.Errorf("the recording reported %d bytes, its file has %d", stopped.Bytes, len(onDisk))
 	}
 	if tcpdump, err := exec.LookPath("tcpdump"); err == nil {
 		file := filepath.Join(h.cfg.Record.Dir, started.File)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"netmon/app/audit"
 	"netmon/app/auth"
 	"netmon/app/fleet"
+	"netmon/app/fleet/enroll"
 	"netmon/app/fleet/pki"
 )
 
@@ -25,7 +27,7 @@ func (h *Hub) buildFleet(ctx context.Context) error {
 	}
 	fc := h.cfg.Fleet
 	if fc.StaticToken == "" {
-		static, created, err := fleet.LoadStaticToken(ctx, h.db, h.vault)
+		static, created, err := enroll.LoadStaticToken(ctx, h.db, h.vault)
 		if err != nil {
 			return err
 		}
@@ -44,7 +46,7 @@ func (h *Hub) buildFleet(ctx context.Context) error {
 	tcfg := auth.DefaultThrottleConfig()
 	tcfg.FailuresOnly = true
 	limiter := throttleLimiter{auth.NewThrottle(tcfg, "enroll", h.reg)}
-	h.fleet = fleet.New(h.log.With("component", "fleet"), fc, h.db, h.queue, limiter, ca, h.reg)
+	h.fleet = fleet.New(h.log.With("component", "fleet"), fc, fleet.Deps{DB: h.db, Auditor: audit.Builder{}, Sink: h.queue, Limiter: limiter, CA: ca, Registry: h.reg})
 	h.parts.add("fleet", h.fleet.Start, noCtx(h.fleet.Stop))
 	return nil
 }

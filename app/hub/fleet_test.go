@@ -282,7 +282,7 @@ func TestTelemetryRates(t *testing.T) {
 				t.Fatalf("%s: answer %+v", s.desc, resp)
 			}
 			eventually(t, s.desc, func() bool {
-				seqs, _ := h.db.AgentSeqs(context.Background(), a.AgentID)
+				seqs, _ := storetest.AgentSeqs(context.Background(), h.db, a.AgentID)
 				return len(seqs) > 0 && seqs[len(seqs)-1] == s.body.Seq
 			})
 			pts := agentHistory(t, admin, a.AgentID)
@@ -318,24 +318,35 @@ func TestTelemetryRates(t *testing.T) {
 			} `json:"agent"`
 			Connections []wire.Connection `json:"connections"`
 		}
-		eventually(t, "batch 6", func() bool {
-			admin.call("GET", fmt.Sprintf("/api/v1/agents/%d", a.AgentID), nil).must(t, 200).decode(t, &d)
-			return d.Agent.LastSeen >= now-1
-		})
+		// Wait for batch 6 itself: batch 5's ts was already now, so the
+		// agent's last_seen alone does not tell that 6 is stored (on
+		// PostgreSQL the queue's writers run in parallel).
+		stored := func(seq uint64) func() bool {
+			return func() bool {
+				seqs, _ := storetest.AgentSeqs(context.Background(), h.db, a.AgentID)
+				return len(seqs) > 0 && seqs[len(seqs)-1] == seq
+			}
+		}
+		eventually(t, "batch 6", stored(6))
+		admin.call("GET", fmt.Sprintf("/api/v1/agents/%d", a.AgentID), nil).must(t, 200).decode(t, &d)
+		if d.Agent.LastSeen < now-1 {
+			t.Errorf("last_seen %d after a batch from 1970, want the receive time (about %d)", d.Agent.LastSeen, now)
+		}
 		if !d.Agent.Online || d.Agent.Conns != 0 || len(d.Connections) != 0 || d.Agent.AttrMethod != "off" || len(d.Agent.Rates) != 2 {
 			t.Errorf("detail after batch 6: %+v", d)
 		}
 		// Connections are replaced by each batch, and hostile text
 		// round-trips byte for byte (the console escapes it).
 		telemetry(t, h, a.AgentToken, batch(7, now+1, 600, 800, hostile)).must(t, 200)
-		eventually(t, "batch 7", func() bool {
-			admin.call("GET", fmt.Sprintf("/api/v1/agents/%d", a.AgentID), nil).must(t, 200).decode(t, &d)
-			return len(d.Connections) == 1
-		})
+		eventually(t, "batch 7", stored(7))
+		admin.call("GET", fmt.Sprintf("/api/v1/agents/%d", a.AgentID), nil).must(t, 200).decode(t, &d)
+		if len(d.Connections) != 1 {
+			t.Fatalf("connections after batch 7: %+v", d.Connections)
+		}
 		if d.Connections[0] != hostile {
 			t.Errorf("connection %+v, want %+v", d.Connections[0], hostile)
 		}
-		seqs, err := h.db.AgentSeqs(context.Background(), a.AgentID)
+		seqs, err := storetest.AgentSeqs(context.Background(), h.db, a.AgentID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -425,7 +436,7 @@ func TestAgentLifecycle(t *testing.T) {
 		telemetry(t, h, old.AgentToken, wire.Telemetry{Seq: 1}).must(t, 200)
 		telemetry(t, h, fresh.AgentToken, wire.Telemetry{Seq: 1}).must(t, 200)
 		eventually(t, "telemetry stored", func() bool {
-			s, _ := h.db.AgentSeqs(context.Background(), old.AgentID)
+			s, _ := storetest.AgentSeqs(context.Background(), h.db, old.AgentID)
 			return len(s) == 1
 		})
 		if _, err := h.db.Writer().ExecContext(context.Background(), `UPDATE agents SET last_seen = $1 WHERE id = $2`,
@@ -438,7 +449,7 @@ func TestAgentLifecycle(t *testing.T) {
 		}
 		admin.call("GET", fmt.Sprintf("/api/v1/agents/%d", old.AgentID), nil).must(t, 404)
 		admin.call("GET", fmt.Sprintf("/api/v1/agents/%d", fresh.AgentID), nil).must(t, 200)
-		if s, _ := h.db.AgentSeqs(context.Background(), old.AgentID); len(s) != 0 {
+		if s, _ := storetest.AgentSeqs(context.Background(), h.db, old.AgentID); len(s) != 0 {
 			t.Errorf("archived agent kept %d samples", len(s))
 		}
 		telemetry(t, h, old.AgentToken, wire.Telemetry{Seq: 2}).must(t, 401)

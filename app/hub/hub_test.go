@@ -75,7 +75,9 @@ func TestHubServesOnSQLite(t *testing.T) {
 		t.Errorf("database file: %v", err)
 	}
 	code, _, body = get(t, u+"/metrics")
-	for _, want := range []string{"go_goroutines", "process_resident_memory_bytes", "netmon_build_info", "go_sql_open_connections", `netmon_http_request_duration_seconds_count{method="GET",route="/healthz",status="200"} 1`} {
+	for _, want := range []string{"go_goroutines", "process_resident_memory_bytes", "netmon_build_info", "go_sql_open_connections", `netmon_http_request_duration_seconds_count{method="GET",route="/healthz",status="200"} 1`,
+		// The capture component's, registered like the collectors'.
+		"netmon_capture_running", "netmon_capture_kernel_drops_total", "netmon_capture_ring_freezes_total", `netmon_capture_decode_errors_total{device="",kind="frame"} 0`} {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s", want)
 		}

@@ -7,8 +7,8 @@ import (
 	"slices"
 
 	"netmon/capture"
+	"netmon/capture/pcaprec"
 	"netmon/capture/proc"
-	"netmon/capture/record"
 )
 
 // TickConnections caps the sockets of a tick: a busy host has thousands
@@ -47,7 +47,7 @@ type TickRecord struct {
 // Capture is what a tick reads of the hub-local capture (*capture.Capture).
 type Capture interface {
 	Snapshot() capture.Snapshot
-	RecordStatus() record.Status
+	RecordStatus() pcaprec.Status
 }
 
 // Ticker computes ticks from the capture and the connection inventory: the

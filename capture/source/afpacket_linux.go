@@ -52,6 +52,7 @@ type afSource struct {
 	stats    Stats
 	lastRecv uint32 // afpacket's wrapping uint32 totals at the last read
 	lastDrop uint32
+	lastFrz  uint32
 }
 
 // Open opens a live capture on device (an interface name such as "eth0").
@@ -198,10 +199,11 @@ func (s *afSource) refreshStatsLocked() error {
 	if err != nil {
 		return err
 	}
-	recv, drop := uint32(v3.Packets()), uint32(v3.Drops())
+	recv, drop, frz := uint32(v3.Packets()), uint32(v3.Drops()), uint32(v3.QueueFreezes())
 	s.stats.Received += uint64(recv - s.lastRecv)
 	s.stats.Dropped += uint64(drop - s.lastDrop)
-	s.lastRecv, s.lastDrop = recv, drop
+	s.stats.Freezes += uint64(frz - s.lastFrz)
+	s.lastRecv, s.lastDrop, s.lastFrz = recv, drop, frz
 	return nil
 }
 

@@ -55,6 +55,10 @@ type Stats struct {
 	// Dropped counts frames the kernel dropped because the ring was full:
 	// the reader was too slow.
 	Dropped uint64 `json:"dropped"`
+	// Freezes counts the times the kernel froze the ring because every
+	// block was full (TPACKET_V3 on Linux; 0 with libpcap): each is a
+	// burst the reader fell behind on.
+	Freezes uint64 `json:"freezes"`
 }
 
 // Options tune Open. The zero value gives the defaults.

@@ -265,7 +265,7 @@ func (c *Collector) read(conn *net.UDPConn, sflowOnly bool) {
 		at := time.Now()
 		for i := range n {
 			addr := msgs[i].Addr
-			w := udpsock.Shard(addr, len(c.work))
+			w := record.Shard(addr, len(c.work))
 			if groups[w] == nil {
 				groups[w] = c.groups.Get().(*[]datagram)
 			}

@@ -182,7 +182,7 @@ func (r *Receiver) read() {
 			continue
 		}
 		addr := from.Addr().Unmap()
-		r.work[udpsock.Shard(addr, len(r.work))] <- datagram{buf: bp, n: n, from: addr, at: time.Now()}
+		r.work[record.Shard(addr, len(r.work))] <- datagram{buf: bp, n: n, from: addr, at: time.Now()}
 	}
 }
 

@@ -245,7 +245,7 @@ func (q *Channel) routeFlows(fs []record.Flow) {
 	lastShard := 0
 	for i := range fs {
 		if i == 0 || fs[i].Exporter != last {
-			last, lastShard = fs[i].Exporter, shardOf(fs[i].Exporter, w)
+			last, lastShard = fs[i].Exporter, record.Shard(fs[i].Exporter, w)
 		}
 		shards[i] = uint8(lastShard)
 		counts[lastShard]++
@@ -279,16 +279,6 @@ func (q *Channel) deliver(w int, part []record.Flow) {
 	case in.wake <- struct{}{}:
 	default: // already signalled
 	}
-}
-
-// shardOf spreads exporters over n writers (FNV-1a of the address).
-func shardOf(a netip.Addr, n int) int {
-	b := a.As16()
-	var h uint32 = 2166136261
-	for _, x := range b {
-		h = (h ^ uint32(x)) * 16777619
-	}
-	return int(h % uint32(n))
 }
 
 // PutSyslog queues a copy of es; false (and counted) when the queue is full.

@@ -172,7 +172,7 @@ func (w *recordingWriter) WriteFlowMinutes(ctx context.Context, ms []flowagg.Min
 }
 
 // TestQueueRoutesByExporter: batches mixing exporters are split so that
-// each exporter's records go to one writer (the one shardOf names), none
+// each exporter's records go to one writer (the one record.Shard names), none
 // is lost or doubled, and the store's sums are exact.
 func TestQueueRoutesByExporter(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -243,7 +243,7 @@ func TestRouteFlows(t *testing.T) {
 		for _, part := range q.inbox[w].parts {
 			prev := -1
 			for _, f := range part {
-				if shardOf(f.Exporter, 3) != w {
+				if record.Shard(f.Exporter, 3) != w {
 					t.Errorf("exporter %s in writer %d's inbox", f.Exporter, w)
 				}
 				if int(f.Packets) <= prev {

@@ -174,3 +174,23 @@ func EachDSN(t *testing.T, fn func(t *testing.T, dsn string)) {
 	t.Run("sqlite", func(t *testing.T) { fn(t, filepath.Join(t.TempDir(), "netmon.db")) })
 	t.Run("postgres", func(t *testing.T) { fn(t, PostgresDSN(t)) })
 }
+
+// AgentSeqs returns the telemetry seqs stored for agent id, in seq order:
+// the exactly-once checks of the fleet tests. A test helper, not a store
+// method: nothing in the hub asks for it.
+func AgentSeqs(ctx context.Context, db *store.DB, id int64) ([]uint64, error) {
+	rows, err := db.Reader().QueryContext(ctx, `SELECT seq FROM agent_samples WHERE agent_id = $1 ORDER BY seq`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []uint64
+	for rows.Next() {
+		var s int64
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, uint64(s))
+	}
+	return out, rows.Err()
+}

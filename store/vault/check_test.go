@@ -11,35 +11,27 @@ import (
 	"netmon/store/vault"
 )
 
-// errNoSetting is memSettings' not-found error.
-var errNoSetting = errors.New("no such setting")
-
 // memSettings is an in-memory SettingsStore.
 type memSettings struct {
-	m      map[string]string
-	getErr error // returned by every GetSetting when set
+	m   map[string]string
+	err error // returned by every call when set
 }
 
-func (s *memSettings) GetSetting(_ context.Context, key string) (string, error) {
-	if s.getErr != nil {
-		return "", s.getErr
+func (s *memSettings) PutSettingOnce(_ context.Context, key, value string) (string, bool, error) {
+	if s.err != nil {
+		return "", false, s.err
 	}
-	v, ok := s.m[key]
-	if !ok {
-		return "", errNoSetting
+	if v, ok := s.m[key]; ok {
+		return v, false, nil
 	}
-	return v, nil
-}
-
-func (s *memSettings) PutSetting(_ context.Context, key, value string) error {
 	s.m[key] = value
-	return nil
+	return value, true, nil
 }
 
 // checkKeySequence runs the start-up sequence of three hubs on one
 // settings store: the first records its key, the second (same key) matches,
 // the third (another key) is refused.
-func checkKeySequence(t *testing.T, s vault.SettingsStore, notFound error) {
+func checkKeySequence(t *testing.T, s vault.SettingsStore) {
 	t.Helper()
 	right, wrong := newVault(t, testKey(1)), newVault(t, testKey(2))
 	tests := []struct {
@@ -54,7 +46,7 @@ func checkKeySequence(t *testing.T, s vault.SettingsStore, notFound error) {
 		{"the original key still matches", right, false, nil},
 	}
 	for _, tt := range tests {
-		stored, err := vault.CheckKey(t.Context(), s, tt.vault, notFound)
+		stored, err := vault.CheckKey(t.Context(), s, tt.vault)
 		if !errors.Is(err, tt.wantErr) {
 			t.Fatalf("%s: CheckKey error = %v, want %v", tt.desc, err, tt.wantErr)
 		}
@@ -65,26 +57,26 @@ func checkKeySequence(t *testing.T, s vault.SettingsStore, notFound error) {
 			t.Errorf("%s: error %q does not tell the operator what to do", tt.desc, err)
 		}
 	}
-	got, err := s.GetSetting(t.Context(), vault.CheckSetting)
-	if err != nil || got != right.CheckValue() {
+	got, stored, err := s.PutSettingOnce(t.Context(), vault.CheckSetting, "other")
+	if err != nil || stored || got != right.CheckValue() {
 		t.Errorf("setting %s = %q, %v; want the first key's check value", vault.CheckSetting, got, err)
 	}
 }
 
 func TestCheckKeyMemory(t *testing.T) {
-	checkKeySequence(t, &memSettings{m: map[string]string{}}, errNoSetting)
+	checkKeySequence(t, &memSettings{m: map[string]string{}})
 }
 
 func TestCheckKeyStore(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		checkKeySequence(t, db, store.ErrNotFound)
+		checkKeySequence(t, db)
 	})
 }
 
 func TestCheckKeyReadError(t *testing.T) {
 	broken := errors.New("database down")
-	s := &memSettings{m: map[string]string{}, getErr: broken}
-	stored, err := vault.CheckKey(t.Context(), s, newVault(t, testKey(1)), errNoSetting)
+	s := &memSettings{m: map[string]string{}, err: broken}
+	stored, err := vault.CheckKey(t.Context(), s, newVault(t, testKey(1)))
 	if !errors.Is(err, broken) || stored {
 		t.Errorf("CheckKey = %v, %v; want the read error and stored=false", stored, err)
 	}

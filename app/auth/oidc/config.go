@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+
+	"netmon/app/auth"
 )
 
 // Config configures SSO through an OpenID Connect provider. It is the `oidc`
@@ -42,21 +44,21 @@ func DefaultConfig() Config {
 	return Config{DefaultRole: "viewer"}
 }
 
-// roleOrder lists the netmon roles, most privileged first: when a user's
-// groups map to several roles, the first of them in this list wins. The
-// package keeps its own copy so that it imports no other netmon package: a
-// role added to netmon is added here too, or Validate refuses it.
-var roleOrder = []string{"global-admin", "admin", "site-admin", "netops", "analyst", "viewer"}
-
-// rank returns the privilege rank of role, 0 being the highest. A role
-// netmon does not know ranks below every known one, so a typo in
-// GroupRoles can never outrank a real role.
+// rank returns the privilege rank of role, 0 being the highest, in the
+// order of auth.Roles (the one list of netmon's roles): when a user's
+// groups map to several roles, the most privileged wins. A role netmon
+// does not know ranks below every known one, so a typo in GroupRoles can
+// never outrank a real role.
 func rank(role string) int {
-	if i := slices.Index(roleOrder, role); i >= 0 {
+	roles := auth.Roles(true)
+	if i := slices.Index(roles, auth.Role(role)); i >= 0 {
 		return i
 	}
-	return len(roleOrder)
+	return len(roles)
 }
+
+// known reports whether role is one of netmon's.
+func known(role string) bool { return rank(role) < len(auth.Roles(true)) }
 
 // Validate reports the first problem of a configuration with SSO on; a
 // configuration with SSO off is always valid. The hub calls it at start so
@@ -75,11 +77,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("oidc redirect_url: %w", err)
 	}
 	for group, role := range c.GroupRoles {
-		if rank(role) == len(roleOrder) {
+		if !known(role) {
 			return fmt.Errorf("oidc group_roles[%q]: unknown role %q", group, role)
 		}
 	}
-	if c.DefaultRole != "" && rank(c.DefaultRole) == len(roleOrder) {
+	if c.DefaultRole != "" && !known(c.DefaultRole) {
 		return fmt.Errorf("oidc default_role: unknown role %q", c.DefaultRole)
 	}
 	return nil

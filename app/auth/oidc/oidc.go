@@ -8,8 +8,9 @@
 // configuration block and hands it to app/api, whose handlers for
 // GET /api/auth/oidc/login and GET /api/auth/oidc/callback call Begin and
 // Finish, then link the Login to a netmon user by (issuer, subject) only,
-// never by e-mail or username, and open the session. It imports no other
-// netmon package: the sealing of the login-state cookie comes in as the
+// never by e-mail or username, and open the session. Of netmon it imports
+// only its parent app/auth, for the one list of roles (app/auth never
+// imports it back); the sealing of the login-state cookie comes in as the
 // Sealer interface (netmon's vault implements it).
 //
 // Outbound requests (discovery, token exchange, JWKS) use the *http.Client

@@ -27,10 +27,8 @@ package pki
 import (
 	"crypto"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -62,11 +60,10 @@ type Authority struct {
 	log *slog.Logger
 	cfg Config
 
-	ca          *x509.Certificate
-	caKey       crypto.Signer
-	caPEM       string
-	caPool      *x509.CertPool
-	fingerprint string
+	ca     *x509.Certificate
+	caKey  crypto.Signer
+	caPEM  string
+	caPool *x509.CertPool
 
 	// dns and ips are cfg.Hosts split for the server certificate.
 	dns []string
@@ -106,8 +103,6 @@ func New(log *slog.Logger, cfg Config) (*Authority, error) {
 		return nil, err
 	}
 	a.caPEM = string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: a.ca.Raw}))
-	sum := sha256.Sum256(a.ca.Raw)
-	a.fingerprint = hex.EncodeToString(sum[:])
 	a.caPool = x509.NewCertPool()
 	a.caPool.AddCert(a.ca)
 
@@ -159,10 +154,6 @@ func normalize(cfg Config) (Config, error) {
 
 // CAPEM returns the CA certificate in PEM, as handed to agents to pin.
 func (a *Authority) CAPEM() string { return a.caPEM }
-
-// CAFingerprint returns the hex SHA-256 of the CA certificate's DER, for
-// an operator to compare with what an agent pinned.
-func (a *Authority) CAFingerprint() string { return a.fingerprint }
 
 // splitHosts sorts hosts into DNS names and IP addresses; "[::1]" is
 // accepted as an IP.

@@ -3,9 +3,7 @@ package pki
 import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/pem"
 	"maps"
 	"net"
@@ -67,10 +65,6 @@ func TestNewFreshDir(t *testing.T) {
 	if got := parseCertPEM(t, a.CAPEM()); !got.Equal(ca) {
 		t.Error("CAPEM differs from ca.crt")
 	}
-	sum := sha256.Sum256(ca.Raw)
-	if got, want := a.CAFingerprint(), hex.EncodeToString(sum[:]); got != want {
-		t.Errorf("CAFingerprint = %s, want %s", got, want)
-	}
 
 	srv, err := readCert(filepath.Join(cfg.Dir, serverCertFile))
 	if err != nil {
@@ -104,8 +98,8 @@ func TestNewFreshDir(t *testing.T) {
 	// A restart loads the same CA and server certificate.
 	before := snapshot(t, cfg.Dir)
 	b, _ := newAuthority(t, cfg)
-	if b.CAFingerprint() != a.CAFingerprint() {
-		t.Errorf("second New: fingerprint %s, want %s", b.CAFingerprint(), a.CAFingerprint())
+	if b.CAPEM() != a.CAPEM() {
+		t.Error("second New: another CA, want the one on disk")
 	}
 	if b.server.Leaf.SerialNumber.Cmp(srv.SerialNumber) != 0 {
 		t.Error("second New re-issued the server certificate")
@@ -202,7 +196,7 @@ func TestNewHostsChanged(t *testing.T) {
 
 	cfg.Hosts = []string{"hub.example.com", "[2001:db8::1]", "10.0.0.1"}
 	b, logs := newAuthority(t, cfg)
-	if b.CAFingerprint() != a.CAFingerprint() {
+	if b.CAPEM() != a.CAPEM() {
 		t.Error("new hosts changed the CA")
 	}
 	leaf, err := readCert(filepath.Join(cfg.Dir, serverCertFile))
@@ -282,7 +276,7 @@ func TestNewLoadsOperatorFormats(t *testing.T) {
 	}
 	os.Chmod(keyPath, 0o644)
 	b, logs := newAuthority(t, cfg)
-	if b.CAFingerprint() != a.CAFingerprint() {
+	if b.CAPEM() != a.CAPEM() {
 		t.Error("SEC 1 CA key: another CA")
 	}
 	if !strings.Contains(logs.String(), "private key readable by others") {

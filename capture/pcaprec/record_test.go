@@ -1,4 +1,4 @@
-package record
+package pcaprec
 
 import (
 	"errors"
@@ -100,6 +100,7 @@ func toolCount(t *testing.T, file string, alsoTshark bool) int {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("tcpdump must be installed under CI")
 		}
+		t.Log("tcpdump is not installed: the files were not cross-checked (CI=true makes this a failure)")
 		return -1
 	}
 	out, err := exec.Command("tcpdump", "-r", file, "-q", "-n").Output()

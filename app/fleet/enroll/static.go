@@ -1,4 +1,4 @@
-package fleet
+package enroll
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"netmon/app/audit"
+	"netmon/app/secret"
 	"netmon/store"
 )
 
@@ -53,8 +53,8 @@ func LoadStaticToken(ctx context.Context, db StaticStore, v Sealer) (token strin
 
 // RotateStaticToken replaces the kept static token with a new one and
 // records who did it; a running hub takes it at its next start.
-func RotateStaticToken(ctx context.Context, db StaticStore, v Sealer, by audit.Actor) (string, error) {
-	ev := audit.Event(ctx, by, audit.ActionStaticTokenRotate, "enroll_token:static", audit.ResultOK, "", nil, nil)
+func RotateStaticToken(ctx context.Context, db StaticStore, v Sealer, auditor Auditor, by store.AuditActor) (string, error) {
+	ev := auditor.Event(ctx, by, ActionStaticTokenRotate, "enroll_token:static", ResultOK, "", nil, nil)
 	return putStaticToken(ctx, db, v, &ev)
 }
 
@@ -79,3 +79,7 @@ func putStaticToken(ctx context.Context, db StaticStore, v Sealer, ev *store.Aud
 	}
 	return token, nil
 }
+
+// NewStaticToken returns a random static enroll secret for a hub started
+// without -enroll-token.
+func NewStaticToken() string { return secret.New("") }

@@ -1,4 +1,4 @@
-package fleet
+package intake
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"netmon/agentmode/wire"
+	"netmon/app/errs"
 )
 
 func readConns(raw string) (Conns, error) {
@@ -86,20 +87,8 @@ func TestConnsLimit(t *testing.T) {
 	}
 	b.WriteByte(']')
 	_, err := readConns(b.String())
-	var fe *Error
-	if !errors.As(err, &fe) || fe.Status != 413 {
+	if errs.KindOf(err) != errs.TooLarge {
 		t.Fatalf("error = %v, want a 413", err)
-	}
-}
-
-func TestBatchOf(t *testing.T) {
-	b, err := BatchOf(wire.Telemetry{TS: 5, Connections: []wire.Connection{{Proto: "tcp", PID: 3, Process: strings.Repeat("x", 400)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `[{"proto":"tcp","local_addr":"","remote_addr":"","status":"","pid":3,"process":"` + strings.Repeat("x", maxTextField) + `"}]`
-	if b.TS != 5 || string(b.Connections.JSON()) != want {
-		t.Errorf("got %d %s", b.TS, b.Connections.JSON())
 	}
 }
 

@@ -1,4 +1,4 @@
-package record
+package pcaprec
 
 import (
 	"encoding/json"

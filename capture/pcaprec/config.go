@@ -1,13 +1,14 @@
-// Package record writes captured frames to classic pcap files with size
-// rotation, and serves the finished files back for download (spec 2.7,
-// routes /api/record/*).
+// Package pcaprec is the PCAP recorder: it writes captured frames to
+// classic pcap files with size rotation, and serves the finished files
+// back for download (spec 2.7, routes /api/record/*). Its name says what
+// it is; store/record, the ingest vocabulary, is another thing.
 //
 // It sits beside capture/source as a producer-side leaf: it imports no
 // other netmon package. The capture component owns one Recorder, feeds it
 // every frame from its read loop (Write is a cheap no-op while idle), and
 // the HTTP handlers call Start, Stop, Status, Files and Open. The Recorder
 // is safe for that concurrent use.
-package record
+package pcaprec
 
 import "time"
 

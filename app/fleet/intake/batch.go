@@ -1,9 +1,8 @@
-package fleet
+package intake
 
 import (
 	"bytes"
 	"errors"
-	"net/http"
 	"reflect"
 	"unicode/utf8"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"netmon/agentmode/wire"
+	"netmon/app/errs"
 )
 
 // Batch is a telemetry batch as the intake reads it: wire.Telemetry with
@@ -28,18 +28,6 @@ type Batch struct {
 	AttrIface   string           `json:"attr_iface,omitempty"`
 	AttrNote    string           `json:"attr_note,omitempty"`
 	Version     string           `json:"version,omitempty"`
-}
-
-// BatchOf converts a wire batch (tests, in-process producers).
-func BatchOf(t wire.Telemetry) (Batch, error) {
-	b := Batch{TS: t.TS, Seq: t.Seq, Dropped: t.Dropped, Interfaces: t.Interfaces, AttrMethod: t.AttrMethod,
-		AttrIface: t.AttrIface, AttrNote: t.AttrNote, Version: t.Version}
-	raw, err := jsonv2.Marshal(t.Connections)
-	if err != nil {
-		return Batch{}, err
-	}
-	err = b.Connections.UnmarshalJSONFrom(jsontext.NewDecoder(bytes.NewReader(raw)))
-	return b, err
 }
 
 // Conns is a connection inventory ([]wire.Connection) held as the compact
@@ -136,7 +124,7 @@ func (c *Conns) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 var connsType = reflect.TypeFor[[]wire.Connection]()
 
 func tooManyConns() error {
-	return errorf(http.StatusRequestEntityTooLarge, "a batch carries at most %d interfaces and %d connections", maxInterfaces, maxConnections)
+	return errs.TooLargef("a batch carries at most %d interfaces and %d connections", maxInterfaces, maxConnections)
 }
 
 // scanConns walks an array of connection objects and reports whether it
