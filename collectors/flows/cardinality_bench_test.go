@@ -213,7 +213,6 @@ func startNetmonDB(b *testing.B, bin, dsn string) (*peerProc, string) {
 	port, udp := freePortB(b, "tcp"), freePortB(b, "udp")
 	cmd := exec.Command(bin, "hub", "-port", strconv.Itoa(port), "-flow-port", strconv.Itoa(udp), "-capture=false", "-ip-online-lookup=false",
 		"-db", dsn, "-vault-key-file", filepath.Join(dir, "vault.key"), "-geoip-dir", dir, "-record-dir", dir, "-log-level", "warn")
-	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
