@@ -15,7 +15,8 @@ import (
 // 2 000 detail rows and an other row, then the current hour's 60 minutes
 // of 1 000 detail rows each, not yet rolled up) and times the API's
 // queries: /flows?minutes=15, conversations 1 h and 24 h (5-tuple and
-// pair), p50 and p99 over 20 queries, on SQLite and PostgreSQL.
+// pair), p50 and p99 over 20 queries, then the roll-up of the current
+// hour, on SQLite and PostgreSQL.
 func BenchmarkFlowQueries(b *testing.B) {
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		b.Run(dialect, func(b *testing.B) {
@@ -87,6 +88,12 @@ func BenchmarkFlowQueries(b *testing.B) {
 				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, q.name+"_p50_ms")
 				b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, q.name+"_p99_ms")
 			}
+			// The roll-up of the current hour's minutes (up to 60 000 rows).
+			t0 := time.Now()
+			if n, err := db.BuildFlowHours(ctx, hour+3600, 2000); err != nil || n != 1 {
+				b.Fatalf("roll-up: %d hours, %v", n, err)
+			}
+			b.ReportMetric(float64(time.Since(t0).Microseconds())/1000, "hour_rollup_ms")
 		})
 	}
 }
