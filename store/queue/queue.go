@@ -356,7 +356,8 @@ func (q *Channel) Stop() error {
 // Flush writes every open minute now, whatever its deadline, and returns
 // once they are committed (or dropped): for tests and benchmarks that
 // read what was sent without waiting for minutes to close. A later record
-// of a flushed minute opens it again (appended, as a late flow's).
+// of a flushed minute opens it again (appended, as a late flow's). Only
+// between Start and Stop (after Stop it returns at once).
 func (q *Channel) Flush() {
 	for _, req := range q.flushReq {
 		done := make(chan struct{})
