@@ -109,7 +109,7 @@ test: deps test-ui ## run every test (the console's, then Go's: store suites on 
 bench: bench-go bench-http bench-peers bench-fleet ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side, simulated agents
 
 bench-go: ## Go benchmarks of the hot paths
-	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors|BenchmarkFleet|BenchmarkAgentBinary' ./...
+	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors|BenchmarkCardinality|BenchmarkFleet|BenchmarkAgentBinary' ./...
 
 bench-http: build ## cold start to /readyz 200, idle RSS, /healthz req/s and p99
 	go test -run '^$$' -bench '^BenchmarkHubBinary$$' -benchtime 1x -count 1 ./app/hub \
@@ -121,9 +121,10 @@ bench-http: build ## cold start to /readyz 200, idle RSS, /healthz req/s and p99
 	  wrk -t2 -c64 -d$(BENCH_SECONDS)s --latency http://127.0.0.1:18099/healthz; kill $$pid; wait $$pid; \
 	else echo "(install wrk for a second opinion: apt-get install wrk)"; fi
 
-bench-peers: ## netmon vs goflow2 vs nfacctd on the same NetFlow v9 stream (needs pmacct from apt)
+bench-peers: ## netmon vs goflow2 vs nfacctd on the same NetFlow v9 streams, few and a million distinct 5-tuples; then the hub alone at a million distinct for 60 s on SQLite (and PostgreSQL with NETMON_TEST_PG_DSN) (needs pmacct and softflowd from apt)
 	go install github.com/netsampler/goflow2/v2/cmd/goflow2@v2.2.6
-	go test -run '^$$' -bench '^BenchmarkCompareCollectors$$' -benchtime 1x -count 1 ./collectors/flows
+	go test -run '^$$' -bench '^BenchmarkCompareCollectors$$' -benchtime 1x -count 1 -timeout 30m ./collectors/flows -args -compare-seconds=20
+	go test -run '^$$' -bench '^BenchmarkCardinality$$' -benchtime 1x -count 1 -timeout 30m ./collectors/flows
 
 bench-fleet: build ## simulated agents over HTTP against the built hub: FLEET_AGENTS at a 30 s interval on FLEET_DB (sqlite or postgres)
 	go test -run '^$$' -bench '^Benchmark(Fleet|AgentBinary)$$' -benchtime 1x -count 1 -timeout 60m ./app/hub \

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,12 +24,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"netmon/store"
+	"netmon/store/flowagg"
+	"netmon/store/record"
 	"netmon/store/storetest"
 )
 
 // Reliability case 11: a hub killed with SIGKILL in the middle of a write
 // burst leaves an intact SQLite database holding every write it reported
-// done. The test re-executes its own binary as the writer (TestCrashHelper),
+// done, and each flow minute whole or not at all. The test re-executes its own binary as the writer (TestCrashHelper),
 // kills it after a random 50-400 ms, then checks the file; 20 times on the
 // same file, so later rounds also crash during recovery and checkpoints.
 
@@ -114,8 +117,35 @@ func TestCrashHelper(t *testing.T) {
 			ack(lines.String())
 		}
 	})
+	// Flow minutes (issue 16): each written in one transaction, so after
+	// the kill a minute is there whole or not at all.
+	wg.Go(func() {
+		for time.Now().Before(deadline) {
+			n := next.Add(1)
+			exp := netip.AddrFrom4([4]byte{192, byte(n >> 16), byte(n >> 8), byte(n)})
+			ms := flowagg.Sums(flowagg.DefaultConfig(), crashMinute(exp))
+			if _, err := db.WriteFlowMinutes(ctx, ms); err != nil {
+				t.Errorf("WriteFlowMinutes: %v", err)
+				return
+			}
+			ack(fmt.Sprintf("%sflow:%s %d\n", crashAckPrefix, exp, crashMinuteFlows))
+		}
+	})
 	wg.Wait()
 	_ = db.Close()
+}
+
+// crashMinuteFlows is the records of one crash-test minute: more 5-tuples
+// than the detail budget, so it writes detail and other rows.
+const crashMinuteFlows = 1500
+
+func crashMinute(exp netip.Addr) []record.Flow {
+	fs := make([]record.Flow, crashMinuteFlows)
+	for i := range fs {
+		fs[i] = record.Flow{TS: 1_700_000_000, Exporter: exp, Src: netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}),
+			Dst: exp, SrcPort: uint16(i), DstPort: 443, Proto: 6, Packets: 1, Octets: uint64(60 + i)}
+	}
+	return fs
 }
 
 func TestSQLiteCrash(t *testing.T) {
@@ -131,8 +161,14 @@ func TestSQLiteCrash(t *testing.T) {
 		verifyAfterCrash(t, path, round, acked)
 		t.Logf("round %d: killed after %s, %d writes acknowledged, %d checked", round, delay, n, len(acked))
 	}
-	if len(acked) == 0 {
-		t.Error("no write was acknowledged in any round: the test proved nothing")
+	flows := 0
+	for k := range acked {
+		if strings.HasPrefix(k, "flow:") {
+			flows++
+		}
+	}
+	if len(acked) == 0 || flows == 0 {
+		t.Errorf("%d writes, %d flow minutes acknowledged in all rounds: the test proved nothing", len(acked), flows)
 	}
 	t.Logf("%d rounds, %d acknowledged keys verified, %s", crashRounds, len(acked), time.Since(start))
 }
@@ -218,7 +254,29 @@ func verifyAfterCrash(t *testing.T, path string, round int, acked map[string]str
 		t.Fatalf("round %d: integrity_check (-got, +want):\n%s", round, diff)
 	}
 
+	// Every flow minute in the file is whole; every acknowledged one is
+	// there.
 	got := make(map[string]string, len(acked))
+	frows, err := db.Reader().QueryContext(ctx, `SELECT exporter, SUM(flows) FROM flow_minutes GROUP BY exporter, ts`)
+	if err != nil {
+		t.Fatalf("round %d: read flows: %v", round, err)
+	}
+	for frows.Next() {
+		var exp string
+		var flows int64
+		if err := frows.Scan(&exp, &flows); err != nil {
+			t.Fatal(err)
+		}
+		if flows != crashMinuteFlows {
+			t.Fatalf("round %d: minute of %s holds %d flows, want all %d or none", round, exp, flows, crashMinuteFlows)
+		}
+		if _, ok := acked["flow:"+exp]; ok {
+			got["flow:"+exp] = strconv.Itoa(crashMinuteFlows)
+		}
+	}
+	if err := frows.Close(); err != nil {
+		t.Fatal(err)
+	}
 	rows, err = db.Reader().QueryContext(ctx, `SELECT key, value FROM settings`)
 	if err != nil {
 		t.Fatalf("round %d: read settings: %v", round, err)

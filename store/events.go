@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 )
@@ -44,22 +46,49 @@ func cursorClause(c *EventCursor, typ, keyExpr string, n int) (string, []any) {
 const flowKeyExpr = `(exporter || '|' || src || '|' || dst || '|' || src_port || '|' || dst_port || '|' || proto)`
 
 // FlowEvents returns netflow.flow events since since, after the cursor.
+// Other rows (src ”) are no flow; a late flow's rows are summed with
+// their minute's, so each (minute, 5-tuple) is one event. Summing needs a
+// GROUP BY, which would read the whole window: the newest minutes that
+// can fill the page are found first through the ts index (a page of
+// groups needs at most a page of rows), and only they are grouped.
 func (db *DB) FlowEvents(ctx context.Context, since int64, device string, after *EventCursor, limit int, site string) ([]Event, error) {
-	q := `SELECT ts, exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, ` + flowKeyExpr + ` FROM flow_minutes WHERE ts >= $1`
+	where := ` AND src <> ''`
 	args := []any{since - since%60}
 	if device != "" {
 		args = append(args, device)
-		q += fmt.Sprintf(" AND exporter = $%d", len(args))
+		where += fmt.Sprintf(" AND exporter = $%d", len(args))
 	}
 	cl, cargs := cursorClause(after, "netflow.flow", flowKeyExpr, len(args)+1)
-	q += cl
+	where += cl
 	args = append(args, cargs...)
 	if site != "" {
-		q += siteClause(site, len(args)+1)
+		where += siteClause(site, len(args)+1)
 		args = append(args, site)
 	}
+	from := args[0].(int64)
+	var cut int64
+	err := db.reader.QueryRowContext(ctx, fmt.Sprintf(`SELECT ts FROM flow_minutes WHERE ts >= $1%s ORDER BY ts DESC LIMIT 1 OFFSET $%d`, where, len(args)+1),
+		append(args[:len(args):len(args)], max(limit-1, 0))...).Scan(&cut)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		cut = from // fewer rows than a page: group them all
+	case err != nil:
+		return nil, fmt.Errorf("flow events: %w", err)
+	}
+	out, err := db.flowEvents(ctx, cut, where, args, limit)
+	if err == nil && len(out) < limit && cut > from {
+		// Late rows of the same minute and 5-tuple merged below a page:
+		// group the whole window after all.
+		out, err = db.flowEvents(ctx, from, where, args, limit)
+	}
+	return out, err
+}
+
+func (db *DB) flowEvents(ctx context.Context, from int64, where string, args []any, limit int) ([]Event, error) {
+	args = append([]any{from}, args[1:]...)
 	args = append(args, limit)
-	q += fmt.Sprintf(" ORDER BY ts DESC, %s DESC LIMIT $%d", flowKeyExpr, len(args))
+	q := `SELECT ts, exporter, src, dst, src_port, dst_port, proto, SUM(packets), SUM(octets), SUM(flows), ` + flowKeyExpr + ` FROM flow_minutes WHERE ts >= $1` + where +
+		fmt.Sprintf(" GROUP BY ts, exporter, src, dst, src_port, dst_port, proto ORDER BY ts DESC, %s DESC LIMIT $%d", flowKeyExpr, len(args))
 	rows, err := db.reader.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("flow events: %w", err)

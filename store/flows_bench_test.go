@@ -10,11 +10,14 @@ import (
 	"netmon/store/storetest"
 )
 
-// BenchmarkConversations24h fills flow_hours with 24 hours of 100 000
-// distinct 5-tuples each hour (2.4 million rows) and times the 24-hour
-// conversation queries the API runs (5-tuple and pair, top 5 000 rows an
-// hour), reporting p50 and p99 over 20 queries, on SQLite and PostgreSQL.
-func BenchmarkConversations24h(b *testing.B) {
+// BenchmarkFlowQueries fills the flow tables as a day of a high-cardinality
+// exporter leaves them with the default budgets (23 rolled-up hours of
+// 2 000 detail rows and an other row, then the current hour's 60 minutes
+// of 1 000 detail rows each, not yet rolled up) and times the API's
+// queries: /flows?minutes=15, conversations 1 h and 24 h (5-tuple and
+// pair), p50 and p99 over 20 queries, then the roll-up of the current
+// hour, on SQLite and PostgreSQL.
+func BenchmarkFlowQueries(b *testing.B) {
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		b.Run(dialect, func(b *testing.B) {
 			var db *store.DB
@@ -24,48 +27,73 @@ func BenchmarkConversations24h(b *testing.B) {
 				db = storetest.OpenPostgres(b)
 			}
 			ctx := context.Background()
-			now := time.Now().Truncate(time.Hour).Unix()
-			first := now - 23*3600
-			fill := `INSERT INTO flow_hours SELECT $1 + h*3600, '192.0.2.1', '10.' || ((i/65536)%256) || '.' || ((i/256)%256) || '.' || (i%256),
-				'203.0.113.' || (i%250), 1024 + (i%60000), 443, 6, 1 + (i%100), 1000 + i, 1 + (i%10), $1 + h*3600 + 60`
+			now := time.Now().Unix()
+			hour := now - now%3600
+			first := hour - 23*3600
+			const row = `'192.0.2.1', '10.' || ((i/65536)%256) || '.' || ((i/256)%256) || '.' || (i%256), '203.0.113.' || (i%250), 1024 + (i%60000), 443, 6, 1 + (i%100), 1000 + i, 1 + (i%10)`
+			hours := `INSERT INTO flow_hours SELECT $1 + h*3600, ` + row + `, $1 + h*3600 + 5, $1 + h*3600 + 60`
+			minutes := `INSERT INTO flow_minutes SELECT $1 + m*60, ` + row + `, $1 + m*60 + 5, $1 + m*60 + 50`
+			state := `INSERT INTO flow_hour_state SELECT $1 + h*3600, 1`
 			if db.Dialect() == store.Postgres {
-				fill += ` FROM generate_series(0, 23) h, generate_series(0, 99999) i`
+				hours += ` FROM generate_series(0, 22) h, generate_series(0, 1999) i`
+				minutes += ` FROM generate_series(0, 59) m, generate_series(0, 999) i`
+				state += ` FROM generate_series(0, 22) h`
 			} else {
-				fill = `WITH RECURSIVE hs(h) AS (SELECT 0 UNION ALL SELECT h + 1 FROM hs WHERE h < 23),
-					ns(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM ns WHERE i < 99999) ` + fill + ` FROM hs, ns`
+				hours = `WITH RECURSIVE hs(h) AS (SELECT 0 UNION ALL SELECT h + 1 FROM hs WHERE h < 22),
+					ns(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM ns WHERE i < 1999) ` + hours + ` FROM hs, ns`
+				minutes = `WITH RECURSIVE ms(m) AS (SELECT 0 UNION ALL SELECT m + 1 FROM ms WHERE m < 59),
+					ns(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM ns WHERE i < 999) ` + minutes + ` FROM ms, ns`
+				state = `WITH RECURSIVE hs(h) AS (SELECT 0 UNION ALL SELECT h + 1 FROM hs WHERE h < 22) ` + state + ` FROM hs`
 			}
-			start := time.Now()
-			if _, err := db.Writer().ExecContext(ctx, fill, first); err != nil {
+			for _, q := range []struct {
+				sql string
+				arg int64
+			}{{hours, first}, {minutes, now - now%60 - 59*60}, {state, first}} {
+				if _, err := db.Writer().ExecContext(ctx, q.sql, q.arg); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := db.Writer().ExecContext(ctx, `INSERT INTO flow_hour_state VALUES ($1, 0)`, hour); err != nil {
 				b.Fatal(err)
 			}
-			if db.Dialect() == store.Postgres {
-				_, _ = db.Writer().ExecContext(ctx, `ANALYZE flow_hours`)
-			} else {
-				_, _ = db.Writer().ExecContext(ctx, `ANALYZE`)
-			}
-			b.Logf("%s: 2 400 000 hourly rows written in %v", dialect, time.Since(start).Round(time.Second))
-			for _, by5 := range []bool{true, false} {
+			_, _ = db.Writer().ExecContext(ctx, `ANALYZE`)
+			for _, q := range []struct {
+				name string
+				run  func() (int, error)
+			}{
+				{"flows15m", func() (int, error) { r, err := db.TopFlows(ctx, now-900, 20, ""); return len(r), err }},
+				{"conv1h", func() (int, error) {
+					r, err := db.Conversations(ctx, now-3600, true, "octets", 50, "")
+					return len(r), err
+				}},
+				{"conv24h", func() (int, error) {
+					r, err := db.ConversationsHourly(ctx, now-86400, true, "octets", 50, "")
+					return len(r), err
+				}},
+				{"conv24h_pair", func() (int, error) {
+					r, err := db.ConversationsHourly(ctx, now-86400, false, "octets", 2000, "")
+					return len(r), err
+				}},
+			} {
 				var lat []time.Duration
 				for range 20 {
 					t0 := time.Now()
-					limit := 50
-					if !by5 {
-						limit = 2000
-					}
-					rows, err := db.ConversationsHourly(ctx, first, now, by5, "octets", 5000, limit, "")
-					if err != nil || len(rows) == 0 {
-						b.Fatalf("query: %d rows, %v", len(rows), err)
+					n, err := q.run()
+					if err != nil || n == 0 {
+						b.Fatalf("%s: %d rows, %v", q.name, n, err)
 					}
 					lat = append(lat, time.Since(t0))
 				}
 				sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-				mode := "5tuple"
-				if !by5 {
-					mode = "pair"
-				}
-				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, mode+"_p50_ms")
-				b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, mode+"_p99_ms")
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, q.name+"_p50_ms")
+				b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, q.name+"_p99_ms")
 			}
+			// The roll-up of the current hour's minutes (up to 60 000 rows).
+			t0 := time.Now()
+			if n, err := db.BuildFlowHours(ctx, hour+3600, 2000); err != nil || n != 1 {
+				b.Fatalf("roll-up: %d hours, %v", n, err)
+			}
+			b.ReportMetric(float64(time.Since(t0).Microseconds())/1000, "hour_rollup_ms")
 		})
 	}
 }

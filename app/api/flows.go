@@ -18,7 +18,7 @@ type FlowStore interface {
 	TopFlows(ctx context.Context, from int64, limit int, site string) ([]store.FlowRow, error)
 	PairFlows(ctx context.Context, a, b string, from int64, limit int, site string) ([]store.FlowRow, error)
 	Conversations(ctx context.Context, from int64, by5 bool, sort string, limit int, site string) ([]store.Conversation, error)
-	ConversationsHourly(ctx context.Context, fromHour, toHour int64, by5 bool, sort string, perHour, limit int, site string) ([]store.Conversation, error)
+	ConversationsHourly(ctx context.Context, fromHour int64, by5 bool, sort string, limit int, site string) ([]store.Conversation, error)
 	ListSyslog(ctx context.Context, limit int, before, since int64, site string) ([]store.SyslogRow, error)
 	FlowEvents(ctx context.Context, since int64, device string, after *store.EventCursor, limit int, site string) ([]store.Event, error)
 	SyslogEvents(ctx context.Context, since int64, device string, after *store.EventCursor, limit int, site string) ([]store.Event, error)
@@ -47,21 +47,16 @@ var windows = map[string]time.Duration{"15m": 15 * time.Minute, "1h": time.Hour,
 // merged (spec 8).
 const pairPull = 2000
 
-// hourlyTop is how many rows of each hour (by the sort column) the 6h and
-// 24h windows read: the heavy hitters are exact, the tail is not. 5 000
-// keeps a 24-hour query under 500 ms on SQLite with 100 000 distinct
-// conversations an hour (store's BenchmarkConversations24h).
-const hourlyTop = 5000
-
 func (s *Server) conversations(c *gin.Context, in *conversationsIn) ([]store.Conversation, error) {
 	now := time.Now()
 	from := now.Add(-windows[in.Window]).Unix()
 	site := callerOf(c).SiteFilter()
 	query := func(by5 bool, limit int) ([]store.Conversation, error) {
 		if windows[in.Window] >= 6*time.Hour {
-			// Whole hours from hourly aggregates: 24 index scans, not
-			// millions of minute rows.
-			return s.deps.Flows.ConversationsHourly(c, from, now.Unix(), by5, in.Sort, hourlyTop, limit, site)
+			// Whole hours from the hourly roll-up (a bounded number of
+			// rows per exporter hour), the hours not rolled up yet from
+			// their minutes: the window starts at its first hour's start.
+			return s.deps.Flows.ConversationsHourly(c, from, by5, in.Sort, limit, site)
 		}
 		return s.deps.Flows.Conversations(c, from, by5, in.Sort, limit, site)
 	}
@@ -76,13 +71,20 @@ func (s *Server) conversations(c *gin.Context, in *conversationsIn) ([]store.Con
 }
 
 // mergePairs adds the two directions of each address pair together; the
-// pair is named in the direction that carried more octets.
+// pair is named in the direction that carried more octets. The store's
+// remainder row (Truncated) stays last, grown by the pairs the limit cuts,
+// so the rows still add up to the window's totals.
 func mergePairs(directed []store.Conversation, sortBy string, limit int) []store.Conversation {
 	type key struct{ a, b string }
 	idx := map[key]int{}
 	var out []store.Conversation
+	var rest []store.Conversation
 	dirOctets := map[key]int64{}
 	for _, d := range directed {
+		if d.Truncated {
+			rest = append(rest, d)
+			continue
+		}
 		k := key{d.Src, d.Dst}
 		if d.Dst < d.Src {
 			k = key{d.Dst, d.Src}
@@ -118,8 +120,20 @@ func mergePairs(directed []store.Conversation, sortBy string, limit int) []store
 	}
 	sort.SliceStable(out, func(i, j int) bool { return val(out[i]) > val(out[j]) })
 	if len(out) > limit {
+		if len(rest) == 0 {
+			rest = []store.Conversation{{Truncated: true, First: out[limit].First, LastSeen: out[limit].LastSeen}}
+		}
+		r := &rest[0]
+		for _, c := range out[limit:] {
+			r.Packets += c.Packets
+			r.Octets += c.Octets
+			r.Flows += c.Flows
+			r.First = min(r.First, c.First)
+			r.LastSeen = max(r.LastSeen, c.LastSeen)
+		}
 		out = out[:limit]
 	}
+	out = append(out, rest...)
 	if out == nil {
 		out = []store.Conversation{}
 	}

@@ -83,6 +83,8 @@ func waitStored(t *testing.T, h *testHub, want int64) (packets, octets, flows in
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
+		// Minutes are written when they close: write the open ones now.
+		h.queue.Flush()
 		packets, octets, flows = storedFlows(t, h)
 		if packets >= want || time.Now().After(deadline) {
 			return

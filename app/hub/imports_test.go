@@ -55,8 +55,9 @@ var importRules = []struct {
 	{"collectors/fwrest", []string{"store/record"}},                     // wave 2: the firewall REST driver
 
 	// 3. The store knows nothing of HTTP, collectors or alerting.
-	{"store", []string{"store/migrations", "store/record"}},
-	{"store/queue", []string{"store/record"}},
+	{"store", []string{"store/flowagg", "store/migrations", "store/record"}},
+	{"store/queue", []string{"store/flowagg", "store/record"}},
+	{"store/flowagg", []string{"store/record"}}, // the flow minutes' in-memory sums, between queue and store
 	{"store/storetest", []string{"store"}},
 
 	// 4. alerting and the app services declare the small interfaces they

@@ -2,6 +2,7 @@ package flows
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -27,7 +28,10 @@ import (
 // in turn, at stepped rates, and reports each one's loss and CPU per flow
 // (from /proc/<pid>/stat). Loss is counted in datagrams for netmon and
 // goflow2 (their own counters) and in packets summed over the flows for
-// nfacctd (its output). Needs goflow2 on PATH or in ~/go/bin
+// nfacctd (its output). Two streams: the committed low-cardinality
+// recording, and softflowd's export of -cardinality distinct 5-tuples
+// (issue 16; off with -compare-cardinality=false); both are replayed with
+// their export times set to now. Needs goflow2 on PATH or in ~/go/bin
 // (`go install github.com/netsampler/goflow2/v2/cmd/goflow2@v2.2.6`) and
 // nfacctd (Debian's pmacct); it runs in `make bench`.
 func BenchmarkCompareCollectors(b *testing.B) {
@@ -36,61 +40,79 @@ func BenchmarkCompareCollectors(b *testing.B) {
 	if goflow2 == "" || nfacctd == "" {
 		b.Skip("needs goflow2 and nfacctd")
 	}
-	dir := b.TempDir()
-	netmon := filepath.Join(dir, "netmon")
-	replayBin := filepath.Join(dir, "flowreplay")
-	for bin, pkg := range map[string]string{netmon: "netmon", replayBin: "netmon/collectors/flows/replay/cmd/flowreplay"} {
-		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-			b.Fatalf("build %s: %v\n%s", pkg, err, out)
+	netmon, replayBin := buildBinaries(b)
+	lowCard, _ := filepath.Abs("../../testdata/flows/netflow/softflowd-v9.pcap")
+	streams := []struct {
+		name  string
+		pcap  string
+		rates []int // datagrams/s
+	}{{"v9", lowCard, []int{10000, 46000}}}
+	if *compareCardinality {
+		// A million distinct 5-tuples at about 200 000 flows/s (softflowd
+		// packs about 30 flows a datagram), export times set to now.
+		streams = append(streams, struct {
+			name  string
+			pcap  string
+			rates []int
+		}{fmt.Sprintf("v9-distinct%d", *cardinality), cardinalityExport(b, *cardinality), []int{6700}})
+	}
+	for _, st := range streams {
+		ds, err := replay.Load(st.pcap)
+		if err != nil {
+			b.Fatal(err)
+		}
+		flowsPer, packetsPer := perDatagram(ds)
+		for _, rate := range st.rates {
+			for _, peer := range []string{"netmon", "goflow2", "nfacctd"} {
+				b.Run(fmt.Sprintf("%s/%s/dgrams=%d", st.name, peer, rate), func(b *testing.B) {
+					for range b.N {
+						comparePeer(b, peer, netmon, goflow2, nfacctd, replayBin, st.pcap, ds, flowsPer, packetsPer, rate)
+					}
+				})
+			}
 		}
 	}
-	pcap, _ := filepath.Abs("../../testdata/flows/netflow/softflowd-v9.pcap")
-	ds, err := replay.Load(pcap)
+}
+
+var (
+	compareSeconds     = flag.Int("compare-seconds", 3, "length of each BenchmarkCompareCollectors step")
+	compareCardinality = flag.Bool("compare-cardinality", true, "add the high-cardinality stream (softflowd's export of -cardinality distinct 5-tuples) to BenchmarkCompareCollectors")
+)
+
+func comparePeer(b *testing.B, peer, netmon, goflow2, nfacctd, replayBin, pcap string, ds []replay.Datagram, flowsPer []int, packetsPer []int64, rate int) {
+	var p *peerProc
+	switch peer {
+	case "netmon":
+		p = startNetmon(b, netmon)
+	case "goflow2":
+		p = startGoflow2(b, goflow2)
+	default:
+		p = startNfacctd(b, nfacctd)
+	}
+	seconds := *compareSeconds
+	count := rate * seconds
+	cpu0 := p.cpu()
+	out, err := exec.Command(replayBin, "-pcap", pcap, "-to", p.addr, "-rate", strconv.Itoa(rate), "-count", strconv.Itoa(count), "-retime").CombinedOutput()
 	if err != nil {
-		b.Fatal(err)
+		b.Fatalf("flowreplay: %v\n%s", err, out)
 	}
-	flowsPer, packetsPer := perDatagram(ds)
-	for _, rate := range []int{10000, 40000} {
-		for _, peer := range []string{"netmon", "goflow2", "nfacctd"} {
-			b.Run(fmt.Sprintf("%s/dgrams=%d", peer, rate), func(b *testing.B) {
-				for range b.N {
-					var p *peerProc
-					switch peer {
-					case "netmon":
-						p = startNetmon(b, netmon)
-					case "goflow2":
-						p = startGoflow2(b, goflow2)
-					default:
-						p = startNfacctd(b, nfacctd)
-					}
-					const seconds = 3
-					count := rate * seconds
-					cpu0 := p.cpu()
-					out, err := exec.Command(replayBin, "-pcap", pcap, "-to", p.addr, "-rate", strconv.Itoa(rate), "-count", strconv.Itoa(count)).CombinedOutput()
-					if err != nil {
-						b.Fatalf("flowreplay: %v\n%s", err, out)
-					}
-					time.Sleep(time.Second)
-					cpu := p.cpu() - cpu0
-					var offeredFlows, offeredPackets int64
-					for i := range count {
-						offeredFlows += int64(flowsPer[i%len(ds)])
-						offeredPackets += packetsPer[i%len(ds)]
-					}
-					got, unit := p.received(b)
-					p.stop()
-					want := float64(count)
-					if unit == "packets" {
-						got = p.received2(b)
-						want = float64(offeredPackets)
-					}
-					b.ReportMetric(float64(offeredFlows)/seconds, "flows/s")
-					b.ReportMetric(100*(want-got)/want, "loss%")
-					b.ReportMetric(float64(cpu.Nanoseconds())/float64(offeredFlows), "cpu-ns/flow")
-				}
-			})
-		}
+	time.Sleep(time.Second)
+	cpu := p.cpu() - cpu0
+	var offeredFlows, offeredPackets int64
+	for i := range count {
+		offeredFlows += int64(flowsPer[i%len(ds)])
+		offeredPackets += packetsPer[i%len(ds)]
 	}
+	got, unit := p.received(b)
+	p.stop()
+	want := float64(count)
+	if unit == "packets" {
+		got = p.received2(b)
+		want = float64(offeredPackets)
+	}
+	b.ReportMetric(float64(offeredFlows)/float64(seconds), "flows/s")
+	b.ReportMetric(100*(want-got)/want, "loss%")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(offeredFlows), "cpu-ns/flow")
 }
 
 // perDatagram decodes the recording (templates first) for the flows and

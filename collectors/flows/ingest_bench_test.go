@@ -56,7 +56,10 @@ func flowsIn(_ testing.TB, ds []replay.Datagram) []int {
 	return per
 }
 
-var ingestSeconds = flag.Int("ingest-seconds", 2, "length of each rate step of BenchmarkIngest (RELIABILITY 7 asks for 60)")
+var (
+	ingestSeconds     = flag.Int("ingest-seconds", 2, "length of each rate step of BenchmarkIngest (RELIABILITY 7 asks for 60)")
+	ingestCardinality = flag.Int("ingest-cardinality", 0, "also replay softflowd's export of this many distinct 5-tuples in BenchmarkIngest (issue 16)")
+)
 
 func processCPU() time.Duration {
 	var ru syscall.Rusage
@@ -74,8 +77,15 @@ func BenchmarkIngest(b *testing.B) {
 	if out, err := exec.Command("go", "build", "-o", bin, "netmon/collectors/flows/replay/cmd/flowreplay").CombinedOutput(); err != nil {
 		b.Fatalf("build flowreplay: %v\n%s", err, out)
 	}
-	for _, file := range []string{"netflow/softflowd-v9.pcap", "netflow/softflowd-ipfix.pcap", "sflow/sflow.pcap"} {
+	files := []string{"netflow/softflowd-v9.pcap", "netflow/softflowd-ipfix.pcap", "sflow/sflow.pcap"}
+	if *ingestCardinality > 0 {
+		files = append(files, cardinalityExport(b, *ingestCardinality))
+	}
+	for _, file := range files {
 		pcap := filepath.Join("..", "..", "testdata", "flows", file)
+		if filepath.IsAbs(file) {
+			pcap = file
+		}
 		ds, err := replay.Load(pcap)
 		if err != nil {
 			b.Fatal(err)
@@ -83,11 +93,14 @@ func BenchmarkIngest(b *testing.B) {
 		per := flowsIn(b, ds)
 		for _, store := range []bool{false, true} {
 			rates := []int{5000, 20000, 50000}
-			if filepath.Base(file) == "sflow.pcap" {
+			switch {
+			case filepath.Base(file) == "sflow.pcap":
 				rates = []int{20000, 50000, 85000} // about 6 samples a datagram: up to ~500 000 samples/s
+			case filepath.IsAbs(file):
+				rates = []int{6700, 16700} // about 30 flows a datagram: 200 000 and 500 000 flows/s
 			}
 			for _, rate := range rates {
-				name := fmt.Sprintf("%s/store=%v/dgrams=%d", file, store, rate)
+				name := fmt.Sprintf("%s/store=%v/dgrams=%d", filepath.Base(file), store, rate)
 				b.Run(name, func(b *testing.B) {
 					for range b.N {
 						runIngest(b, bin, pcap, ds, per, rate, store)
@@ -121,19 +134,11 @@ func runIngest(b *testing.B, bin, pcap string, ds []replay.Datagram, per []int, 
 	seconds := *ingestSeconds
 	count := rate * seconds
 	cpu0 := processCPU()
-	out, err := exec.Command(bin, "-pcap", pcap, "-to", to, "-rate", strconv.Itoa(rate), "-count", strconv.Itoa(count)).CombinedOutput()
+	out, err := exec.Command(bin, "-pcap", pcap, "-to", to, "-rate", strconv.Itoa(rate), "-count", strconv.Itoa(count), "-retime").CombinedOutput()
 	if err != nil {
 		b.Fatalf("flowreplay: %v\n%s", err, out)
 	}
-	m := sentRE.FindSubmatch(out)
-	if m == nil {
-		b.Fatalf("flowreplay said:\n%s", out)
-	}
-	sentDgrams, _ := strconv.Atoi(string(m[1]))
-	var offered int64
-	for i := range sentDgrams {
-		offered += int64(per[i%len(per)])
-	}
+	offered := offeredFlows(b, out, per)
 	time.Sleep(300 * time.Millisecond)
 	kernel := c.KernelDrops()
 	_ = c.Stop()

@@ -1,6 +1,10 @@
 package queue
 
-import "time"
+import (
+	"time"
+
+	"netmon/store/flowagg"
+)
 
 // Config configures the channel queue.
 type Config struct {
@@ -31,18 +35,29 @@ type Config struct {
 	// before its records are dropped (reason store_error).
 	Retries    int
 	RetryDelay time.Duration
+	// Flows bounds the in-memory minutes: detail rows per exporter
+	// minute, 5-tuples held over all writers, grace for late records.
+	Flows flowagg.Config
+	// HourRows is how many 5-tuples of an exporter's hour flow_hours keeps
+	// in detail (the rest in its other rows).
+	HourRows int
+	// HourDelay is how long after an hour ends it is rolled up (its last
+	// minutes must have closed); HourEvery how often the roll-up looks.
+	HourDelay time.Duration
+	HourEvery time.Duration
 }
 
-// DefaultConfig: 4 workers; up to 4 M flows (about 4 s at a million flows a
-// second, 420 MB), 1 M syslog events and 32 768 telemetry batches (10 s of
-// 100 000 agents at a 30 s interval, about 260 MB) in memory; up to
-// 1 M records a transaction gathered for up to a second; 3 retries 2 s
-// apart. A second of records per transaction lets the store sum a
-// conversation's records into one row update instead of many: that, not
-// decoding, is the cost of a busy collector. The telemetry bound rides out
-// a database pause of several seconds (a checkpoint's burst of writes)
-// without turning agents away.
+// DefaultConfig: flows summed per exporter minute with
+// flowagg.DefaultConfig, 2 000 detail rows an exporter hour, hours rolled
+// up two minutes after they end, looked for every 30 s; 4 workers; up to
+// 4 M flows waiting (about 4 s at a million flows a second, 420 MB), 1 M
+// syslog events and 32 768 telemetry batches (10 s of 100 000 agents at a
+// 30 s interval, about 260 MB) in memory; up to 1 M syslog or telemetry
+// records a transaction gathered for up to a second; 3 retries 2 s apart.
+// The telemetry bound rides out a database pause of several seconds (a
+// checkpoint's burst of writes) without turning agents away.
 func DefaultConfig() Config {
 	return Config{Capacity: 65536, FlowRecords: 4 << 20, SyslogRecords: 1 << 20, TelemetryRecords: 32768, DeepRecords: 32768,
-		Workers: 4, BatchMax: 1 << 20, FlushEvery: time.Second, Retries: 3, RetryDelay: 2 * time.Second}
+		Workers: 4, BatchMax: 1 << 20, FlushEvery: time.Second, Retries: 3, RetryDelay: 2 * time.Second,
+		Flows: flowagg.DefaultConfig(), HourRows: 2000, HourDelay: 2 * time.Minute, HourEvery: 30 * time.Second}
 }

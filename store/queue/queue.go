@@ -4,14 +4,20 @@
 // batch records into transactions. (NATS JetStream comes later behind the
 // same interface.)
 //
+// Flows are routed by exporter to one writer each, which sums them into
+// that exporter's open minutes in memory (flowagg.Aggregator) and writes
+// each minute once when it closes; a background loop rolls closed hours
+// up (store.DB.BuildFlowHours). See the store package comment.
+//
 // Conservation: every record handed to Put is either written or counted as
 // dropped with a reason (netmon_ingest_records_total{kind,result}), also at
-// shutdown, where Stop drains the queue before returning.
+// shutdown, where Stop drains the queue and writes every open minute
+// before returning. A flow counts as written when its minute commits;
+// until then it is held (netmon_flow_aggregation_records).
 package queue
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/netip"
 	"sync"
@@ -20,12 +26,18 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"netmon/store/flowagg"
 	"netmon/store/record"
 )
 
 // Writer is where batches go; *store.DB implements it.
 type Writer interface {
-	WriteFlowBatches(ctx context.Context, batches [][]record.Flow) (int, error)
+	// WriteFlowMinutes stores closed minutes, each whole or not at all,
+	// and returns how many are committed, also on error: a retry writes
+	// only the rest.
+	WriteFlowMinutes(ctx context.Context, ms []flowagg.Minute) (int, error)
+	// BuildFlowHours rolls the hours ended by before into hourly rows.
+	BuildFlowHours(ctx context.Context, before int64, hourRows int) (int, error)
 	WriteSyslog(ctx context.Context, es []record.SyslogEvent) (int, error)
 	// WriteTelemetry (and WriteSyslog) return how many records are
 	// committed, also on error: a retry writes only the rest.
@@ -83,7 +95,18 @@ type Channel struct {
 	pending [numKinds]atomic.Int64
 	limit   [numKinds]int64
 
+	// aggKeys and aggRecords are the 5-tuples and flow records held in
+	// open minutes over all writers (keys bounded by cfg.Flows.MaxKeys).
+	aggKeys, aggRecords atomic.Int64
+	aggs                []*flowagg.Aggregator
+	flushReq            []chan chan struct{} // per writer: close every open minute now
+	workersDone         chan struct{}        // closed once Stop's writers returned
+	hoursDone           chan struct{}
+	hoursStop           chan struct{}
+
 	records *prometheus.CounterVec // kind, result (written|dropped)
+	minutes prometheus.Counter
+	hourErr prometheus.Counter
 	dropped *prometheus.CounterVec // kind, reason
 	depth   prometheus.GaugeFunc
 }
@@ -115,6 +138,15 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 	if cfg.RetryDelay <= 0 {
 		cfg.RetryDelay = d.RetryDelay
 	}
+	if cfg.HourRows <= 0 {
+		cfg.HourRows = d.HourRows
+	}
+	if cfg.HourDelay <= 0 {
+		cfg.HourDelay = d.HourDelay
+	}
+	if cfg.HourEvery <= 0 {
+		cfg.HourEvery = d.HourEvery
+	}
 	q := &Channel{log: log, cfg: cfg, w: w, ch: make(chan item, cfg.Capacity)}
 	if cfg.DeepRecords <= 0 {
 		cfg.DeepRecords = d.DeepRecords
@@ -123,6 +155,42 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 	q.inbox = make([]flowInbox, cfg.Workers)
 	for i := range q.inbox {
 		q.inbox[i].wake = make(chan struct{}, 1)
+		q.aggs = append(q.aggs, flowagg.New(cfg.Flows, &q.aggKeys, &q.aggRecords))
+		q.flushReq = append(q.flushReq, make(chan chan struct{}))
+	}
+	q.workersDone = make(chan struct{})
+	q.minutes = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "netmon_flow_minutes_written_total", Help: "Exporter minutes of flows written (each once, when it closes; a late flow's minute again).",
+	})
+	q.hourErr = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "netmon_flow_hour_build_errors_total", Help: "Failed roll-ups of closed hours into flow_hours (retried at the next look).",
+	})
+	maxKeys := cfg.Flows.MaxKeys
+	if maxKeys <= 0 {
+		maxKeys = flowagg.DefaultConfig().MaxKeys
+	}
+	aggGauges := []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "netmon_flow_aggregation_keys", Help: "Distinct 5-tuples held in open exporter minutes (bounded, see netmon_flow_aggregation_keys_limit).",
+		}, func() float64 { return float64(q.aggKeys.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "netmon_flow_aggregation_keys_limit", Help: "The bound of netmon_flow_aggregation_keys: beyond it new 5-tuples are summed into their minute's other row.",
+		}, func() float64 { return float64(maxKeys) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "netmon_flow_aggregation_bytes", Help: "Memory held by open exporter minutes, estimated from the keys held.",
+		}, func() float64 { return float64(q.aggKeys.Load() * flowagg.KeyBytes) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "netmon_flow_aggregation_records", Help: "Flow records summed into open minutes, not yet written (written when their minute closes).",
+		}, func() float64 { return float64(q.aggRecords.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "netmon_flow_aggregation_folded_total", Help: "Flow records summed into an other row because the 5-tuple bound was reached (their totals are kept, their detail is not).",
+		}, func() float64 {
+			var n int64
+			for _, a := range q.aggs {
+				n += a.Folded()
+			}
+			return float64(n)
+		}),
 	}
 	q.records = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "netmon_ingest_records_total", Help: "Records leaving the ingest queue, by kind (flow, syslog, telemetry, deep) and result (written, dropped).",
@@ -133,7 +201,7 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 	q.depth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "netmon_ingest_queue_depth", Help: "Syslog and telemetry batches waiting in the ingest queue's channel (all kinds, records: netmon_ingest_pending_records).",
 	}, func() float64 { return float64(len(q.ch)) })
-	cs := []prometheus.Collector{q.records, q.dropped, q.depth}
+	cs := append([]prometheus.Collector{q.records, q.dropped, q.depth, q.minutes, q.hourErr}, aggGauges...)
 	for k, name := range kindNames {
 		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "netmon_ingest_pending_records", Help: "Records held by the ingest queue (waiting or being written), by kind; each kind is bounded (see the README).",
@@ -271,16 +339,19 @@ func (q *Channel) drop(kind, reason string, n int) {
 	q.records.WithLabelValues(kind, "dropped").Add(float64(n))
 }
 
-// Start launches the writers.
+// Start launches the writers and the hour roll-up.
 func (q *Channel) Start() error {
 	for i := range q.cfg.Workers {
 		q.wg.Add(1)
 		go q.worker(i)
 	}
+	q.hoursStop, q.hoursDone = make(chan struct{}), make(chan struct{})
+	go q.hours()
 	return nil
 }
 
-// Stop refuses new records, writes everything queued, and returns.
+// Stop refuses new records, writes everything queued and every open
+// minute, and returns.
 func (q *Channel) Stop() error {
 	q.mu.Lock()
 	if q.closed {
@@ -291,32 +362,68 @@ func (q *Channel) Stop() error {
 	close(q.ch)
 	q.mu.Unlock()
 	q.wg.Wait()
+	close(q.workersDone)
+	if q.hoursStop != nil {
+		close(q.hoursStop)
+		<-q.hoursDone
+	}
 	return nil
 }
 
-// worker gathers items into a batch until BatchMax records or FlushEvery,
-// then writes it.
+// Flush writes every open minute now, whatever its deadline, and returns
+// once they are committed (or dropped): for tests and benchmarks that
+// read what was sent without waiting for minutes to close. A later record
+// of a flushed minute opens it again (appended, as a late flow's). Only
+// between Start and Stop (after Stop it returns at once).
+func (q *Channel) Flush() {
+	for _, req := range q.flushReq {
+		done := make(chan struct{})
+		select {
+		case req <- done:
+			<-done
+		case <-q.workersDone:
+			return
+		}
+	}
+}
+
+// hours rolls closed hours up every HourEvery: a failure is counted and
+// retried at the next look (the minutes are stored; only the roll-up
+// waits).
+func (q *Channel) hours() {
+	defer close(q.hoursDone)
+	t := time.NewTicker(q.cfg.HourEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-q.hoursStop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		before := time.Now().Add(-q.cfg.HourDelay).Unix()
+		if _, err := q.w.BuildFlowHours(ctx, before, q.cfg.HourRows); err != nil {
+			q.hourErr.Inc()
+			q.log.Warn("flow hour roll-up failed", "error", err)
+		}
+		cancel()
+	}
+}
+
+// worker sums flows into its exporters' open minutes as they come and
+// writes the minutes that closed every FlushEvery; it gathers syslog and
+// telemetry into a batch until BatchMax records or FlushEvery, then
+// writes it.
 func (q *Channel) worker(id int) {
 	defer q.wg.Done()
 	in := &q.inbox[id]
-	// Flow batches are kept as queued (each already a copy) and summed by
-	// the store where they lie: no second copy of every record.
-	var flows [][]record.Flow
-	nflows := 0
+	agg := q.aggs[id]
 	var syslog []record.SyslogEvent
 	var telemetry []record.Telemetry
 	var deep []record.Deep
 	timer := time.NewTimer(q.cfg.FlushEvery)
 	defer timer.Stop()
 	flush := func() {
-		if nflows > 0 {
-			q.write(kindFlow, nflows, func(ctx context.Context, _ int) (int, error) {
-				_, err := q.w.WriteFlowBatches(ctx, flows)
-				return 0, err
-			})
-			clear(flows)
-			flows, nflows = flows[:0], 0
-		}
 		if len(syslog) > 0 {
 			q.write(kindSyslog, len(syslog), func(ctx context.Context, done int) (int, error) {
 				return q.w.WriteSyslog(ctx, syslog[done:])
@@ -337,42 +444,85 @@ func (q *Channel) worker(id int) {
 			deep = deep[:0]
 		}
 	}
+	// takeFlows sums what the inbox holds into the open minutes: the
+	// records' memory is free at once, their sums wait for the minute.
 	takeFlows := func() {
 		in.mu.Lock()
-		for _, p := range in.parts {
-			flows = append(flows, p)
-			nflows += len(p)
-		}
-		clear(in.parts)
-		in.parts = in.parts[:0]
+		parts := in.parts
+		in.parts = nil
 		in.mu.Unlock()
+		now := time.Now()
+		for _, p := range parts {
+			agg.Add(p, now)
+			q.pending[kindFlow].Add(-int64(len(p)))
+		}
 	}
 	for {
 		select {
 		case <-in.wake:
 			takeFlows()
-			if nflows+len(syslog)+len(telemetry) >= q.cfg.BatchMax {
-				flush()
-			}
 		case it, ok := <-q.ch:
 			if !ok {
 				// Stop closed the channel after the last Put: what is in
 				// the inbox now is all there will be.
 				takeFlows()
+				q.writeMinutes(agg.Due(time.Now(), true))
 				flush()
 				return
 			}
 			syslog = append(syslog, it.syslog...)
 			telemetry = append(telemetry, it.telemetry...)
 			deep = append(deep, it.deep...)
-			if nflows+len(syslog)+len(telemetry)+len(deep) >= q.cfg.BatchMax {
+			if len(syslog)+len(telemetry)+len(deep) >= q.cfg.BatchMax {
 				flush()
 			}
+		case done := <-q.flushReq[id]:
+			takeFlows()
+			q.writeMinutes(agg.Due(time.Now(), true))
+			close(done)
 		case <-timer.C:
+			q.writeMinutes(agg.Due(time.Now(), false))
 			flush()
 			timer.Reset(q.cfg.FlushEvery)
 		}
 	}
+}
+
+// writeMinutes writes closed minutes with retries of what is not committed
+// yet; their records are counted written as their minutes commit, or
+// dropped (store_error) after the last retry.
+func (q *Channel) writeMinutes(ms []flowagg.Minute) {
+	if len(ms) == 0 {
+		return
+	}
+	records := func(ms []flowagg.Minute) (n int64) {
+		for _, m := range ms {
+			n += m.Records
+		}
+		return n
+	}
+	var err error
+	for attempt := 0; attempt <= q.cfg.Retries && len(ms) > 0; attempt++ {
+		if attempt > 0 {
+			time.Sleep(q.cfg.RetryDelay)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		var done int
+		done, err = q.w.WriteFlowMinutes(ctx, ms)
+		cancel()
+		q.records.WithLabelValues(kindNames[kindFlow], "written").Add(float64(records(ms[:done])))
+		q.minutes.Add(float64(done))
+		ms = ms[done:]
+		if err == nil {
+			return
+		}
+	}
+	if len(ms) == 0 {
+		return
+	}
+	n := records(ms)
+	q.log.Error("flow minutes dropped", "minutes", len(ms), "records", n, "error", err)
+	q.drop(kindNames[kindFlow], "store_error", int(n))
 }
 
 // write runs fn with retries; records are counted written or dropped. fn
@@ -397,13 +547,6 @@ func (q *Channel) write(k, n int, fn func(ctx context.Context, done int) (int, e
 		if err == nil {
 			q.records.WithLabelValues(kind, "written").Add(float64(n))
 			return
-		}
-		// Part of it committed in a way a retry cannot resume (a flow
-		// batch's sums, see store.PartialError): retrying would count
-		// that part twice.
-		var partial interface{ Partial() bool }
-		if errors.As(err, &partial) && partial.Partial() {
-			break
 		}
 	}
 	if done > 0 {

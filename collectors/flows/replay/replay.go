@@ -79,6 +79,19 @@ type Result struct {
 // Send loops over ds, sending to conn at rate datagrams per second (0 =
 // as fast as possible) until total datagrams were sent or ctx ends.
 func Send(ctx context.Context, conn net.Conn, ds []Datagram, rate, total int) (Result, error) {
+	return send(ctx, conn, ds, rate, total, false)
+}
+
+// SendRetimed is Send with each NetFlow v5/v9 datagram's export time (its
+// header's Unix seconds) set to the moment it is sent: flows then land in
+// the current minutes, as from a live exporter, instead of the minutes of
+// the recording (their times are relative to the export time). It writes
+// into ds. Other datagrams are sent as they are.
+func SendRetimed(ctx context.Context, conn net.Conn, ds []Datagram, rate, total int) (Result, error) {
+	return send(ctx, conn, ds, rate, total, true)
+}
+
+func send(ctx context.Context, conn net.Conn, ds []Datagram, rate, total int, retime bool) (Result, error) {
 	start := time.Now()
 	var res Result
 	const burst = 64 // datagrams per pacing step: fine enough, cheap on the clock
@@ -88,6 +101,11 @@ func Send(ctx context.Context, conn net.Conn, ds []Datagram, rate, total int) (R
 		}
 		for b := 0; b < burst && res.Datagrams < total; b++ {
 			d := ds[res.Datagrams%len(ds)]
+			if retime && len(d.Data) >= 12 {
+				if v := binary.BigEndian.Uint16(d.Data); v == 5 || v == 9 {
+					binary.BigEndian.PutUint32(d.Data[8:], uint32(time.Now().Unix()))
+				}
+			}
 			if _, err := conn.Write(d.Data); err != nil {
 				res.Elapsed = time.Since(start)
 				return res, err

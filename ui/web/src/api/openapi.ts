@@ -1708,6 +1708,8 @@ export interface components {
             flows: number;
             first_seen: number;
             last_seen: number;
+            /** @description set on the last row when the rows above do not cover the window (the limit */
+            truncated?: boolean;
         };
         StoreDNSItem: {
             domain: string;
@@ -1736,6 +1738,8 @@ export interface components {
             octets: number;
             flows: number;
             first_seen: number;
+            /** @description set on the last row when the rows above do not cover the window (the limit */
+            truncated?: boolean;
         };
         StoreL7Item: {
             /** @description TLS SNI or HTTP Host as sent by the client, stored as text */

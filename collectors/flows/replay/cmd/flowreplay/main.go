@@ -22,6 +22,7 @@ func main() {
 	to := flag.String("to", "127.0.0.1:2055", "collector address")
 	rate := flag.Int("rate", 10000, "datagrams per second (0 = as fast as possible)")
 	count := flag.Int("count", 100000, "datagrams to send")
+	retime := flag.Bool("retime", false, "set each NetFlow v5/v9 datagram's export time to now, so flows land in the current minutes")
 	flag.Parse()
 	ds, err := replay.Load(*pcap)
 	if err != nil {
@@ -35,7 +36,11 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	res, err := replay.Send(ctx, conn, ds, *rate, *count)
+	sendFn := replay.Send
+	if *retime {
+		sendFn = replay.SendRetimed
+	}
+	res, err := sendFn(ctx, conn, ds, *rate, *count)
 	fmt.Printf("sent %d datagrams (%d flow records by header count) in %v: %.0f datagrams/s\n",
 		res.Datagrams, res.Flows, res.Elapsed.Round(1e6), float64(res.Datagrams)/res.Elapsed.Seconds())
 	if err != nil {
