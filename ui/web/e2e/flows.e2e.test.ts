@@ -28,7 +28,10 @@ function ip4(b: Buffer, off: number, ip: string): void {
   ip.split('.').forEach((o, i) => b.writeUInt8(Number(o), off + i))
 }
 
-/** A NetFlow v5 datagram (header + 48-byte records) dated now. */
+/** A NetFlow v5 datagram (header + 48-byte records) sent now, its flows
+ * ended two minutes ago: their minute has closed, so the hub writes it at
+ * once (a flow of the current minute is written when that minute closes,
+ * up to about 65 s later). */
 function netflowV5(seq: number, records: V5Record[]): Buffer {
   const uptime = 600_000
   const now = Math.floor(Date.now() / 1000)
@@ -45,8 +48,8 @@ function netflowV5(seq: number, records: V5Record[]): Buffer {
     ip4(b, 4, r.dst)
     b.writeUInt32BE(r.packets, 16)
     b.writeUInt32BE(r.octets, 20)
-    b.writeUInt32BE(uptime - 20_000, 24) // first: 20 s ago
-    b.writeUInt32BE(uptime - 1_000, 28) // last: 1 s ago
+    b.writeUInt32BE(uptime - 140_000, 24) // first: 140 s ago
+    b.writeUInt32BE(uptime - 120_000, 28) // last: 120 s ago
     b.writeUInt16BE(r.sport, 32)
     b.writeUInt16BE(r.dport, 34)
     b.writeUInt8(r.proto, 38)
@@ -69,7 +72,7 @@ beforeAll(async () => {
   ;({ ctx, page, watch } = await newWatchedContext(browser))
   await login(page, hub)
   for (let i = 0; i < 3; i++) await sendUdp(flowPort, [netflowV5(1 + i * RECORDS.length, RECORDS)])
-  // the hub writes minute rows within a few seconds
+  // the hub writes the closed minute's rows within a few seconds
   const deadline = Date.now() + 30_000
   for (;;) {
     const rows = (await (await ctx.request.get(`${hub.url}/api/v1/flows?minutes=15&limit=50`)).json()) as unknown[]
