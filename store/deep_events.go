@@ -18,6 +18,34 @@ type deepEventSource struct {
 	cols    string
 	// scan reads a row (ts, agent_id, key, cols...) into e.
 	scan func(r rowScanner, e *Event) error
+	// The columns an EventFilter field applies to ("" for none).
+	addrCol, portCol, protoCol, domainCol string
+}
+
+// filterClause is f's condition over src's columns, arguments from n.
+// The caller has checked f.Applies for the type.
+func (src deepEventSource) filterClause(f EventFilter, n int) (string, []any) {
+	var q string
+	var args []any
+	add := func(col string, v any) {
+		args = append(args, v)
+		q += fmt.Sprintf(" AND %s = $%d", col, n+len(args)-1)
+	}
+	if f.Addr != "" && src.addrCol != "" {
+		add(src.addrCol, f.Addr)
+	}
+	if f.Port != 0 && src.portCol != "" {
+		add(src.portCol, f.Port)
+	}
+	if f.Proto != 0 && src.protoCol != "" {
+		add(src.protoCol, protoText(f.Proto))
+	}
+	if f.Domain != "" && src.domainCol != "" {
+		dq, dargs := domainClause(src.domainCol, f.Domain, n+len(args))
+		q += dq
+		args = append(args, dargs...)
+	}
+	return q, args
 }
 
 // DeepEventTypes are the agent observation types of GET /api/v1/events.
@@ -25,7 +53,7 @@ var DeepEventTypes = []string{"connection.seen", "dns.query", "http.host_observe
 
 func l7Source(kind string) deepEventSource {
 	return deepEventSource{table: "agent_l7_minutes", filter: " AND kind = '" + kind + "'",
-		keyExpr: `(agent_id || '|' || host || '|' || process)`, cols: "host, process, bytes, hits",
+		keyExpr: `(agent_id || '|' || host || '|' || process)`, cols: "host, process, bytes, hits", domainCol: "host",
 		scan: func(r rowScanner, e *Event) error {
 			var host, process string
 			var bytes, hits int64
@@ -36,7 +64,7 @@ func l7Source(kind string) deepEventSource {
 }
 
 var deepEventSources = map[string]deepEventSource{
-	"dns.query": {table: "agent_dns_minutes", keyExpr: `(agent_id || '|' || domain || '|' || process)`, cols: "domain, process, queries, responses",
+	"dns.query": {table: "agent_dns_minutes", keyExpr: `(agent_id || '|' || domain || '|' || process)`, cols: "domain, process, queries, responses", domainCol: "domain",
 		scan: func(r rowScanner, e *Event) error {
 			var domain, process string
 			var queries, responses int64
@@ -49,6 +77,7 @@ var deepEventSources = map[string]deepEventSource{
 	"connection.seen": {table: "agent_remote_minutes",
 		keyExpr: `(agent_id || '|' || process || '|' || proto || '|' || remote_ip || '|' || remote_port)`,
 		cols:    "process, proto, remote_ip, remote_port, bytes_in, bytes_out",
+		addrCol: "remote_ip", portCol: "remote_port", protoCol: "proto",
 		scan: func(r rowScanner, e *Event) error {
 			var process, proto, ip string
 			var port, in, out int64
@@ -60,18 +89,25 @@ var deepEventSources = map[string]deepEventSource{
 
 // DeepEvents returns the events of agent observation type typ (one of
 // DeepEventTypes) in the scope, after the cursor, in the event order (ts
-// descending, then id descending), at most limit.
-func (db *DB) DeepEvents(ctx context.Context, typ string, s DeepScope, after *EventCursor, limit int) ([]Event, error) {
+// descending, then id descending), at most limit, matching f (none when f
+// names a field the type does not carry).
+func (db *DB) DeepEvents(ctx context.Context, typ string, s DeepScope, f EventFilter, after *EventCursor, limit int) ([]Event, error) {
 	src, ok := deepEventSources[typ]
 	if !ok {
 		return nil, fmt.Errorf("deep events: unknown type %q", typ)
 	}
-	lo, err := db.deepEventsFrom(ctx, src, s, after, limit)
+	if !f.Applies(typ) {
+		return nil, nil
+	}
+	lo, err := db.deepEventsFrom(ctx, src, s, f, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("%s events: %w", typ, err)
 	}
 	s.From = max(s.From, lo)
 	w, args := s.where()
+	fq, fargs := src.filterClause(f, len(args)+1)
+	w += fq
+	args = append(args, fargs...)
 	cl, cargs := cursorClause(after, typ, src.keyExpr, len(args)+1)
 	args = append(args, cargs...)
 	args = append(args, limit)
@@ -99,8 +135,11 @@ func (db *DB) DeepEvents(ctx context.Context, typ string, s DeepScope, after *Ev
 // lies within the rows of the cursor's own minute and the newest minutes,
 // older than it, that hold limit rows. It returns s.From when there are
 // fewer.
-func (db *DB) deepEventsFrom(ctx context.Context, src deepEventSource, s DeepScope, after *EventCursor, limit int) (int64, error) {
+func (db *DB) deepEventsFrom(ctx context.Context, src deepEventSource, s DeepScope, f EventFilter, after *EventCursor, limit int) (int64, error) {
 	w, args := s.where()
+	fq, fargs := src.filterClause(f, len(args)+1)
+	w += fq
+	args = append(args, fargs...)
 	q := `SELECT ts FROM ` + src.table + w + src.filter
 	if after != nil {
 		args = append(args, after.TS)

@@ -211,7 +211,7 @@ func TestDeepEvents(t *testing.T) {
 		var got []string
 		var after *store.EventCursor
 		for range 10 {
-			page, err := db.DeepEvents(ctx, "dns.query", scope, after, 4)
+			page, err := db.DeepEvents(ctx, "dns.query", scope, store.EventFilter{}, after, 4)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -230,7 +230,7 @@ func TestDeepEvents(t *testing.T) {
 			t.Errorf("dns.query pages (-got, +want):\n%s", diff)
 		}
 		for typ, host := range map[string]string{"tls.sni_observed": "a.example", "http.host_observed": "h.example"} {
-			es, err := db.DeepEvents(ctx, typ, scope, nil, 10)
+			es, err := db.DeepEvents(ctx, typ, scope, store.EventFilter{}, nil, 10)
 			if err != nil {
 				t.Fatal(err)
 			}

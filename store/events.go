@@ -51,13 +51,13 @@ const flowKeyExpr = `(exporter || '|' || src || '|' || dst || '|' || src_port ||
 // GROUP BY, which would read the whole window: the newest minutes that
 // can fill the page are found first through the ts index (a page of
 // groups needs at most a page of rows), and only they are grouped.
-func (db *DB) FlowEvents(ctx context.Context, since int64, device string, after *EventCursor, limit int, site string) ([]Event, error) {
+// Only the rows matching f are events (f.Exporter is the device).
+func (db *DB) FlowEvents(ctx context.Context, since int64, f FlowFilter, after *EventCursor, limit int, site string) ([]Event, error) {
 	where := ` AND src <> ''`
 	args := []any{since - since%60}
-	if device != "" {
-		args = append(args, device)
-		where += fmt.Sprintf(" AND exporter = $%d", len(args))
-	}
+	fc, fargs := f.clause(len(args) + 1)
+	where += fc
+	args = append(args, fargs...)
 	cl, cargs := cursorClause(after, "netflow.flow", flowKeyExpr, len(args)+1)
 	where += cl
 	args = append(args, cargs...)
@@ -113,13 +113,17 @@ func (db *DB) flowEvents(ctx context.Context, from int64, where string, args []a
 // order is numeric order.
 func syslogKey(id int64) string { return fmt.Sprintf("%020d", id) }
 
-// SyslogEvents returns syslog.received events since since, after the cursor.
-func (db *DB) SyslogEvents(ctx context.Context, since int64, device string, after *EventCursor, limit int, site string) ([]Event, error) {
+// SyslogEvents returns syslog.received events since since, after the
+// cursor, from source device and addr when they are not "" (both name the
+// sender's address: the device filter and the address filter).
+func (db *DB) SyslogEvents(ctx context.Context, since int64, device, addr string, after *EventCursor, limit int, site string) ([]Event, error) {
 	q := `SELECT id, ts, host, source, severity, facility, tag, message FROM syslog_events WHERE ts >= $1`
 	args := []any{since}
-	if device != "" {
-		args = append(args, device)
-		q += fmt.Sprintf(" AND source = $%d", len(args))
+	for _, v := range []string{device, addr} {
+		if v != "" {
+			args = append(args, v)
+			q += fmt.Sprintf(" AND source = $%d", len(args))
+		}
 	}
 	if after != nil {
 		// The key is the id: compare numerically.

@@ -90,24 +90,27 @@ func remainder(ctx context.Context, db flowQuerier, src, where string, listed Co
 	return &c, nil
 }
 
-// TopFlows sums the flows since from per exporter and 5-tuple, octets
-// descending, then (Truncated) the remainder the store keeps no detail of.
-func (db *DB) TopFlows(ctx context.Context, from int64, limit int, site string) ([]FlowRow, error) {
-	q := `SELECT MAX(last_seen), exporter, src, dst, src_port, dst_port, proto, SUM(packets), SUM(octets), SUM(flows), MIN(first_seen)
-		FROM flow_minutes WHERE ts >= $1 AND src <> ''` + siteClause(site, 3) + `
-		GROUP BY exporter, src, dst, src_port, dst_port, proto
-		ORDER BY SUM(octets) DESC, exporter, src, dst, src_port, dst_port, proto LIMIT $2`
-	args := []any{from - from%60, limit}
+// TopFlows sums the flows since from per exporter and 5-tuple matching f,
+// octets descending, then (Truncated) the remainder the store keeps no
+// detail of (with an address, port or protocol in f: of the detail it
+// kept, since the other rows carry none).
+func (db *DB) TopFlows(ctx context.Context, from int64, limit int, site string, f FlowFilter) ([]FlowRow, error) {
+	args := []any{from - from%60}
+	where := ` AND ts >= $1`
 	if site != "" {
 		args = append(args, site)
+		where += siteClause(site, len(args))
 	}
-	out, err := db.flowRows(ctx, q, args...)
+	fc, fargs := f.clause(len(args) + 1)
+	where += fc
+	args = append(args, fargs...)
+	q := fmt.Sprintf(`SELECT MAX(last_seen), exporter, src, dst, src_port, dst_port, proto, SUM(packets), SUM(octets), SUM(flows), MIN(first_seen)
+		FROM flow_minutes WHERE src <> ''%s
+		GROUP BY exporter, src, dst, src_port, dst_port, proto
+		ORDER BY SUM(octets) DESC, exporter, src, dst, src_port, dst_port, proto LIMIT $%d`, where, len(args)+1)
+	out, err := db.flowRows(ctx, q, append(args[:len(args):len(args)], limit)...)
 	if err != nil {
 		return nil, err
-	}
-	rargs := []any{from - from%60}
-	if site != "" {
-		rargs = append(rargs, site)
 	}
 	var listed Conversation
 	for _, r := range out {
@@ -115,7 +118,7 @@ func (db *DB) TopFlows(ctx context.Context, from int64, limit int, site string) 
 		listed.Octets += r.Octets
 		listed.Flows += r.Flows
 	}
-	rest, err := remainder(ctx, db.reader, "flow_minutes", ` AND ts >= $1`+siteClause(site, 2), listed, rargs...)
+	rest, err := remainder(ctx, db.reader, "flow_minutes", where, listed, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query flows: %w", err)
 	}
@@ -166,14 +169,18 @@ var ConversationOrder = map[string]string{
 // Conversations groups the flows since from by 5-tuple (by5 true) or by
 // address pair (directions still apart; the caller merges them), sorted by
 // sort (a key of ConversationOrder), at most limit groups, then
-// (Truncated) the remainder the store keeps no detail of.
-func (db *DB) Conversations(ctx context.Context, from int64, by5 bool, sort string, limit int, site string) ([]Conversation, error) {
+// (Truncated) the remainder the store keeps no detail of; only the rows
+// matching f (as TopFlows).
+func (db *DB) Conversations(ctx context.Context, from int64, by5 bool, sort string, limit int, site string, f FlowFilter) ([]Conversation, error) {
 	args := []any{from - from%60}
 	where := ` AND ts >= $1`
 	if site != "" {
 		args = append(args, site)
 		where += siteClause(site, 2)
 	}
+	fc, fargs := f.clause(len(args) + 1)
+	where += fc
+	args = append(args, fargs...)
 	return db.conversations(ctx, db.reader, "flow_minutes", where, args, by5, sort, limit)
 }
 
@@ -234,7 +241,7 @@ func (db *DB) conversations(ctx context.Context, qr flowQuerier, src, where stri
 // built from their minutes, in one snapshot so that an hour being built
 // meanwhile is counted once. Totals are exact; detail beyond the hour
 // budget is in the Truncated remainder.
-func (db *DB) ConversationsHourly(ctx context.Context, fromHour int64, by5 bool, sort string, limit int, site string) (out []Conversation, err error) {
+func (db *DB) ConversationsHourly(ctx context.Context, fromHour int64, by5 bool, sort string, limit int, site string, f FlowFilter) (out []Conversation, err error) {
 	fromHour -= fromHour % 3600
 	opts := &sql.TxOptions{ReadOnly: true}
 	if db.dialect == Postgres {
@@ -270,6 +277,11 @@ func (db *DB) ConversationsHourly(ctx context.Context, fromHour int64, by5 bool,
 		args = append(args, site)
 		site1 = siteClause(site, 2)
 	}
+	// The filter applies to both halves of the union (its arguments are
+	// shared, numbered after the site's).
+	fc, fargs := f.clause(len(args) + 1)
+	site1 += fc
+	args = append(args, fargs...)
 	const cols = `exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, first_seen, last_seen`
 	src := `(SELECT ` + cols + ` FROM flow_hours WHERE ts >= $1` + site1
 	if len(open) > 0 {

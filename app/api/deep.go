@@ -18,7 +18,7 @@ type DeepStore interface {
 	TopProcesses(ctx context.Context, s store.DeepScope, limit int) ([]store.ProcessItem, error)
 	TopL7(ctx context.Context, s store.DeepScope, limit int) ([]store.L7Item, error)
 	TopDNS(ctx context.Context, s store.DeepScope, limit int) ([]store.DNSItem, error)
-	DeepEvents(ctx context.Context, typ string, s store.DeepScope, after *store.EventCursor, limit int) ([]store.Event, error)
+	DeepEvents(ctx context.Context, typ string, s store.DeepScope, f store.EventFilter, after *store.EventCursor, limit int) ([]store.Event, error)
 }
 
 type processesIn struct {
@@ -81,8 +81,8 @@ func (s *Server) processDetail(c *gin.Context, in *processDetailIn) (procview.De
 // deepEvents are the agent observations of GET /api/v1/events: each type
 // of in.Type (all when empty) in the scope, after the cursor, each source
 // already in the event order.
-func (s *Server) deepEvents(c *gin.Context, in *eventsIn, since int64, after *store.EventCursor) ([]store.Event, error) {
-	if s.deps.Deep == nil || in.Device != "" {
+func (s *Server) deepEvents(c *gin.Context, in *eventsIn, f store.EventFilter, since int64, after *store.EventCursor) ([]store.Event, error) {
+	if s.deps.Deep == nil || in.Device != "" || in.Exporter != "" {
 		return nil, nil // agents are no device
 	}
 	scope := store.DeepScope{From: since, AgentID: in.AgentID, Site: callerOf(c).SiteFilter()}
@@ -91,7 +91,7 @@ func (s *Server) deepEvents(c *gin.Context, in *eventsIn, since int64, after *st
 		if in.Type != "" && in.Type != typ {
 			continue
 		}
-		es, err := s.deps.Deep.DeepEvents(c, typ, scope, after, in.Limit+1)
+		es, err := s.deps.Deep.DeepEvents(c, typ, scope, f, after, in.Limit+1)
 		if err != nil {
 			return nil, err
 		}

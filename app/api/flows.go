@@ -15,23 +15,31 @@ import (
 
 // FlowStore is what the flow, syslog and event routes read (*store.DB).
 type FlowStore interface {
-	TopFlows(ctx context.Context, from int64, limit int, site string) ([]store.FlowRow, error)
+	TopFlows(ctx context.Context, from int64, limit int, site string, f store.FlowFilter) ([]store.FlowRow, error)
 	PairFlows(ctx context.Context, a, b string, from int64, limit int, site string) ([]store.FlowRow, error)
-	Conversations(ctx context.Context, from int64, by5 bool, sort string, limit int, site string) ([]store.Conversation, error)
-	ConversationsHourly(ctx context.Context, fromHour int64, by5 bool, sort string, limit int, site string) ([]store.Conversation, error)
+	Conversations(ctx context.Context, from int64, by5 bool, sort string, limit int, site string, f store.FlowFilter) ([]store.Conversation, error)
+	ConversationsHourly(ctx context.Context, fromHour int64, by5 bool, sort string, limit int, site string, f store.FlowFilter) ([]store.Conversation, error)
 	ListSyslog(ctx context.Context, limit int, before, since int64, site string) ([]store.SyslogRow, error)
-	FlowEvents(ctx context.Context, since int64, device string, after *store.EventCursor, limit int, site string) ([]store.Event, error)
-	SyslogEvents(ctx context.Context, since int64, device string, after *store.EventCursor, limit int, site string) ([]store.Event, error)
+	FlowEvents(ctx context.Context, since int64, f store.FlowFilter, after *store.EventCursor, limit int, site string) ([]store.Event, error)
+	SyslogEvents(ctx context.Context, since int64, device, addr string, after *store.EventCursor, limit int, site string) ([]store.Event, error)
 }
 
 type flowsIn struct {
-	Minutes int `query:"minutes" min:"1" max:"360" default:"15" doc:"window ending now, in minutes (at most 6 hours)"`
-	Limit   int `query:"limit" min:"1" max:"1000" default:"20" doc:"rows to return"`
+	Minutes  int    `query:"minutes" min:"1" max:"360" default:"15" doc:"window ending now, in minutes (at most 6 hours)"`
+	Limit    int    `query:"limit" min:"1" max:"1000" default:"20" doc:"rows to return"`
+	Exporter string `query:"exporter" doc:"only this exporter's flows (its IP address)"`
+	Addr     string `query:"addr" doc:"only flows from or to this IP address"`
+	Port     int    `query:"port" min:"1" max:"65535" doc:"only flows from or to this port"`
+	Proto    int    `query:"proto" min:"1" max:"255" doc:"only this IP protocol number (6 TCP, 17 UDP, 1 ICMP, 58 ICMPv6)"`
 }
 
 func (s *Server) flows(c *gin.Context, in *flowsIn) ([]store.FlowRow, error) {
+	f, err := flowFilter(in.Exporter, in.Addr, in.Port, in.Proto)
+	if err != nil {
+		return nil, err
+	}
 	from := time.Now().Add(-time.Duration(in.Minutes) * time.Minute).Unix()
-	return s.deps.Flows.TopFlows(c, from, in.Limit, callerOf(c).SiteFilter())
+	return s.deps.Flows.TopFlows(c, from, in.Limit, callerOf(c).SiteFilter(), f)
 }
 
 type conversationsIn struct {
@@ -39,6 +47,11 @@ type conversationsIn struct {
 	Window string `query:"window" enum:"15m,1h,6h,24h" default:"1h" doc:"window ending now"`
 	Sort   string `query:"sort" enum:"octets,packets,flows,last_seen" default:"octets" doc:"order, descending"`
 	Limit  int    `query:"limit" min:"1" max:"1000" default:"50" doc:"groups to return"`
+	// The filters of GET /api/v1/flows.
+	Exporter string `query:"exporter" doc:"only this exporter's flows (its IP address)"`
+	Addr     string `query:"addr" doc:"only flows from or to this IP address"`
+	Port     int    `query:"port" min:"1" max:"65535" doc:"only flows from or to this port"`
+	Proto    int    `query:"proto" min:"1" max:"255" doc:"only this IP protocol number (6 TCP, 17 UDP, 1 ICMP, 58 ICMPv6)"`
 }
 
 var windows = map[string]time.Duration{"15m": 15 * time.Minute, "1h": time.Hour, "6h": 6 * time.Hour, "24h": 24 * time.Hour}
@@ -48,6 +61,10 @@ var windows = map[string]time.Duration{"15m": 15 * time.Minute, "1h": time.Hour,
 const pairPull = 2000
 
 func (s *Server) conversations(c *gin.Context, in *conversationsIn) ([]store.Conversation, error) {
+	f, err := flowFilter(in.Exporter, in.Addr, in.Port, in.Proto)
+	if err != nil {
+		return nil, err
+	}
 	now := time.Now()
 	from := now.Add(-windows[in.Window]).Unix()
 	site := callerOf(c).SiteFilter()
@@ -56,9 +73,9 @@ func (s *Server) conversations(c *gin.Context, in *conversationsIn) ([]store.Con
 			// Whole hours from the hourly roll-up (a bounded number of
 			// rows per exporter hour), the hours not rolled up yet from
 			// their minutes: the window starts at its first hour's start.
-			return s.deps.Flows.ConversationsHourly(c, from, by5, in.Sort, limit, site)
+			return s.deps.Flows.ConversationsHourly(c, from, by5, in.Sort, limit, site, f)
 		}
-		return s.deps.Flows.Conversations(c, from, by5, in.Sort, limit, site)
+		return s.deps.Flows.Conversations(c, from, by5, in.Sort, limit, site, f)
 	}
 	if in.By == "5tuple" {
 		return query(true, in.Limit)
@@ -199,6 +216,11 @@ type eventsIn struct {
 	Type     string `query:"type" enum:"netflow.flow,syslog.received,dns.query,tls.sni_observed,http.host_observed,connection.seen" doc:"only this type"`
 	AgentID  int64  `query:"agent_id" min:"0" doc:"only this agent's observations (dns.query, tls.sni_observed, http.host_observed, connection.seen)"`
 	Device   string `query:"device" doc:"only this exporter or syslog source address"`
+	Exporter string `query:"exporter" doc:"as device: only this exporter or syslog source (its IP address)"`
+	Addr     string `query:"addr" doc:"only events of this IP address: netflow.flow src or dst, connection.seen remote_ip, syslog.received source"`
+	Port     int    `query:"port" min:"1" max:"65535" doc:"only netflow.flow events from or to this port and connection.seen events to this remote port; other types have no events when it is set"`
+	Proto    int    `query:"proto" min:"1" max:"255" doc:"only netflow.flow events of this IP protocol number and connection.seen events of it (6 tcp, 17 udp); other types have no events when it is set"`
+	Domain   string `query:"domain" doc:"only dns.query domains and tls.sni_observed / http.host_observed hosts equal to this name; *.example.com also keeps its subdomains; other types have no events when it is set"`
 	SinceMin int    `query:"since_min" min:"1" max:"10080" default:"60" doc:"window ending now, in minutes"`
 	Before   string `query:"before" doc:"cursor: the next_before of the previous page, or a Unix timestamp (events strictly older)"`
 	Limit    int    `query:"limit" min:"1" max:"1000" default:"100" doc:"events per page"`
@@ -235,24 +257,40 @@ func (s *Server) events(c *gin.Context, in *eventsIn) (EventPage, error) {
 	if err != nil {
 		return EventPage{}, err
 	}
+	ff, err := flowFilter(in.Exporter, in.Addr, in.Port, in.Proto)
+	if err != nil {
+		return EventPage{}, err
+	}
+	if in.Device != "" {
+		// device is the older name of the same filter, taken as given.
+		if ff.Exporter != "" && ff.Exporter != in.Device {
+			return EventPage{}, invalidField("exporter", "query parameter \"exporter\": differs from device (they are the same filter)")
+		}
+		ff.Exporter = in.Device
+	}
+	domain, err := domainParam(in.Domain)
+	if err != nil {
+		return EventPage{}, err
+	}
+	ef := store.EventFilter{Addr: ff.Addr, Port: ff.Port, Proto: ff.Proto, Domain: domain}
 	page := EventPage{Events: []store.Event{}}
 	since := time.Now().Add(-time.Duration(in.SinceMin) * time.Minute).Unix()
 	site := callerOf(c).SiteFilter()
 	// Agent observations (deep.go); flows and syslog are no agent's.
-	all, err := s.deepEvents(c, in, since, after)
+	all, err := s.deepEvents(c, in, ef, since, after)
 	if err != nil {
 		return EventPage{}, err
 	}
 	devices := in.AgentID == 0
-	if devices && (in.Type == "" || in.Type == "netflow.flow") {
-		fs, err := s.deps.Flows.FlowEvents(c, since, in.Device, after, in.Limit+1, site)
+	if devices && (in.Type == "" || in.Type == "netflow.flow") && ef.Applies("netflow.flow") {
+		fs, err := s.deps.Flows.FlowEvents(c, since, ff, after, in.Limit+1, site)
 		if err != nil {
 			return EventPage{}, err
 		}
 		all = append(all, fs...)
 	}
-	if devices && (in.Type == "" || in.Type == "syslog.received") {
-		ss, err := s.deps.Flows.SyslogEvents(c, since, in.Device, after, in.Limit+1, site)
+	if devices && (in.Type == "" || in.Type == "syslog.received") && ef.Applies("syslog.received") {
+		ss, err := s.deps.Flows.SyslogEvents(c, since, ff.Exporter, ff.Addr, after, in.Limit+1, site)
 		if err != nil {
 			return EventPage{}, err
 		}
