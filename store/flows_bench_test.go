@@ -61,7 +61,10 @@ func BenchmarkFlowQueries(b *testing.B) {
 				name string
 				run  func() (int, error)
 			}{
-				{"flows15m", func() (int, error) { r, err := db.TopFlows(ctx, now-900, 20, "", store.FlowFilter{}); return len(r), err }},
+				{"flows15m", func() (int, error) {
+					r, err := db.TopFlows(ctx, now-900, 20, "", store.FlowFilter{})
+					return len(r), err
+				}},
 				{"conv1h", func() (int, error) {
 					r, err := db.Conversations(ctx, now-3600, true, "octets", 50, "", store.FlowFilter{})
 					return len(r), err

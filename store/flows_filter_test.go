@@ -202,3 +202,53 @@ func TestEventFilters(t *testing.T) {
 		}
 	})
 }
+
+// TestFlowSeries: the top values of each dimension per minute, the rest
+// in Other, every minute of the window present.
+func TestFlowSeries(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		base := time.Now().Truncate(time.Minute).Add(-10 * time.Minute).Unix()
+		e1, e2 := addr("192.0.2.1"), addr("192.0.2.2")
+		a, b, c := addr("10.0.0.1"), addr("203.0.113.7"), addr("198.51.100.9")
+		fs := []record.Flow{
+			{TS: base + 10, Exporter: e1, Src: a, Dst: b, SrcPort: 50000, DstPort: 443, Proto: 6, Packets: 1, Octets: 6000},
+			{TS: base + 70, Exporter: e1, Src: b, Dst: a, SrcPort: 443, DstPort: 50000, Proto: 6, Packets: 1, Octets: 3000},
+			{TS: base + 75, Exporter: e2, Src: a, Dst: c, SrcPort: 5353, DstPort: 53, Proto: 17, Packets: 1, Octets: 600},
+			{TS: base + 130, Exporter: e2, Src: c, Dst: b, SrcPort: 40000, DstPort: 22, Proto: 6, Packets: 1, Octets: 120},
+		}
+		if _, err := db.WriteFlows(ctx, fs); err != nil {
+			t.Fatal(err)
+		}
+		times := []int64{base, base + 60, base + 120, base + 180}
+		cases := []struct {
+			dim    string
+			top    int
+			f      store.FlowFilter
+			keys   []string
+			octets [][]int64
+			other  []int64
+		}{
+			{"port", 2, store.FlowFilter{}, []string{"443", "53"}, [][]int64{{6000, 3000, 0, 0}, {0, 600, 0, 0}}, []int64{0, 0, 120, 0}},
+			{"exporter", 5, store.FlowFilter{}, []string{"192.0.2.1", "192.0.2.2"}, [][]int64{{6000, 3000, 0, 0}, {0, 600, 120, 0}}, []int64{0, 0, 0, 0}},
+			{"src", 1, store.FlowFilter{}, []string{"10.0.0.1"}, [][]int64{{6000, 600, 0, 0}}, []int64{0, 3000, 120, 0}},
+			{"dst", 3, store.FlowFilter{Proto: 6}, []string{"203.0.113.7", "10.0.0.1"}, [][]int64{{6000, 0, 120, 0}, {0, 3000, 0, 0}}, []int64{0, 0, 0, 0}},
+			{"proto", 5, store.FlowFilter{Exporter: "192.0.2.2"}, []string{"17", "6"}, [][]int64{{0, 600, 0, 0}, {0, 0, 120, 0}}, []int64{0, 0, 0, 0}},
+			{"port", 5, store.FlowFilter{Addr: "198.51.100.9"}, []string{"53", "22"}, [][]int64{{0, 600, 0, 0}, {0, 0, 120, 0}}, []int64{0, 0, 0, 0}},
+			{"port", 5, store.FlowFilter{Port: 8080}, []string{}, [][]int64{}, []int64{0, 0, 0, 0}},
+		}
+		for _, tc := range cases {
+			got, err := db.FlowSeries(ctx, base+59, base+180+59, tc.dim, tc.top, "", tc.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := &store.FlowSeries{Times: times, Keys: tc.keys, Octets: tc.octets, Other: tc.other}
+			if diff := gocmp.Diff(got, want); diff != "" {
+				t.Errorf("%s top %d %+v (-got, +want):\n%s", tc.dim, tc.top, tc.f, diff)
+			}
+		}
+		if _, err := db.FlowSeries(ctx, base, base, "nope", 5, "", store.FlowFilter{}); err == nil {
+			t.Error("an unknown dimension is refused")
+		}
+	})
+}

@@ -270,11 +270,15 @@ func (s *Server) routeTable() []router.Route {
 		// Flows, syslog, events (spec 4.8, 4.10).
 		{Method: http.MethodGet, Path: "/api/v1/flows", OperationID: "listFlows", Tag: "flows", Perm: router.Session,
 			Summary:     "Top flows of a window by octets: per exporter and 5-tuple",
-			Description: "Flows are stored as per-minute aggregates; ts is the last record time, first_seen the first minute. A site-bound identity sees the flows of its site's exporters only.",
+			Description: "Flows are stored as per-minute aggregates; ts is the last record time, first_seen the first minute. A site-bound identity sees the flows of its site's exporters only. Filters: exporter (its address), addr (source or destination), port (source or destination), proto (IP protocol number), all together; a bad value is a 400 naming the parameter. With addr, port or proto the remainder row sums the matching detail the store kept (the flows it kept no detail of carry no address).",
 			Do:          router.JSON(s.flows)},
+		{Method: http.MethodGet, Path: "/api/v1/flows/series", OperationID: "getFlowSeries", Tag: "flows", Perm: router.Session,
+			Summary:     "The top N values of a dimension (exporter, src, dst, port, proto) per minute, in bits/s",
+			Description: "Every minute of the window ending at the last closed minute (the current one is written when it closes), oldest first; series are the top values by octets over the window, other the rest per minute (values below the top, and flows the store kept no address detail of), so series and other add up to the window's traffic. port is the lower of a flow's two ports (the service side as a rule). Filters: exporter (its address), addr (source or destination), port (source or destination), proto (IP protocol number), all together; a bad value is a 400 naming the parameter.",
+			Do:          router.JSON(s.flowSeries)},
 		{Method: http.MethodGet, Path: "/api/v1/flows/conversations", OperationID: "listConversations", Tag: "flows", Perm: router.Session,
 			Summary:     "Conversations: flows grouped by 5-tuple, or by address pair with both directions merged",
-			Description: "pair mode reads the top 2000 directed pairs, then merges the two directions of each. The 6h and 24h windows cover whole hours and read each hour's top 5 000 rows by the sort column: exact for the heavy hitters, the tail may be left out.",
+			Description: "pair mode reads the top 2000 directed pairs, then merges the two directions of each. The 6h and 24h windows cover whole hours and read each hour's top 5 000 rows by the sort column: exact for the heavy hitters, the tail may be left out. Filters: exporter (its address), addr (source or destination), port (source or destination), proto (IP protocol number), all together; a bad value is a 400 naming the parameter. With addr, port or proto the remainder row sums the matching detail the store kept (the flows it kept no detail of carry no address).",
 			Do:          router.JSON(s.conversations)},
 		{Method: http.MethodGet, Path: "/api/v1/flows/conversation", OperationID: "getConversation", Tag: "flows", Perm: router.Session,
 			Summary: "One conversation: its minute rows in both directions and both endpoints' country and ASN", Do: router.JSON(s.conversation)},
@@ -282,7 +286,7 @@ func (s *Server) routeTable() []router.Route {
 			Summary: "Newest syslog events", Do: router.JSON(s.syslog)},
 		{Method: http.MethodGet, Path: "/api/v1/events", OperationID: "listEvents", Tag: "flows", Perm: router.Session,
 			Summary:     "Normalised observations (netflow.flow, syslog.received, dns.query, tls.sni_observed, http.host_observed, connection.seen), newest first, with a cursor",
-			Description: "Order: ts descending, then type, then id; pass next_before back as before for the next page: pages never skip or repeat. Agent observations are one event per agent, minute and name (ts: the minute's start) with the minute's sums; agent_id keeps one agent's, device excludes them.",
+			Description: "Order: ts descending, then type, then id; pass next_before back as before for the next page: pages never skip or repeat. Agent observations are one event per agent, minute and name (ts: the minute's start) with the minute's sums; agent_id keeps one agent's, device (or exporter, the same filter) excludes them. addr, port, proto and domain apply to the types that carry them (see each parameter); a type that carries none of those asked for has no events in the answer. A bad value is a 400 naming the parameter.",
 			Do:          router.JSON(s.events)},
 	}
 }

@@ -785,7 +785,7 @@ export interface paths {
         };
         /**
          * Normalised observations (netflow.flow, syslog.received, dns.query, tls.sni_observed, http.host_observed, connection.seen), newest first, with a cursor
-         * @description Order: ts descending, then type, then id; pass next_before back as before for the next page: pages never skip or repeat. Agent observations are one event per agent, minute and name (ts: the minute's start) with the minute's sums; agent_id keeps one agent's, device excludes them.
+         * @description Order: ts descending, then type, then id; pass next_before back as before for the next page: pages never skip or repeat. Agent observations are one event per agent, minute and name (ts: the minute's start) with the minute's sums; agent_id keeps one agent's, device (or exporter, the same filter) excludes them. addr, port, proto and domain apply to the types that carry them (see each parameter); a type that carries none of those asked for has no events in the answer. A bad value is a 400 naming the parameter.
          */
         get: operations["listEvents"];
         put?: never;
@@ -805,7 +805,7 @@ export interface paths {
         };
         /**
          * Top flows of a window by octets: per exporter and 5-tuple
-         * @description Flows are stored as per-minute aggregates; ts is the last record time, first_seen the first minute. A site-bound identity sees the flows of its site's exporters only.
+         * @description Flows are stored as per-minute aggregates; ts is the last record time, first_seen the first minute. A site-bound identity sees the flows of its site's exporters only. Filters: exporter (its address), addr (source or destination), port (source or destination), proto (IP protocol number), all together; a bad value is a 400 naming the parameter. With addr, port or proto the remainder row sums the matching detail the store kept (the flows it kept no detail of carry no address).
          */
         get: operations["listFlows"];
         put?: never;
@@ -842,9 +842,29 @@ export interface paths {
         };
         /**
          * Conversations: flows grouped by 5-tuple, or by address pair with both directions merged
-         * @description pair mode reads the top 2000 directed pairs, then merges the two directions of each. The 6h and 24h windows cover whole hours and read each hour's top 5 000 rows by the sort column: exact for the heavy hitters, the tail may be left out.
+         * @description pair mode reads the top 2000 directed pairs, then merges the two directions of each. The 6h and 24h windows cover whole hours and read each hour's top 5 000 rows by the sort column: exact for the heavy hitters, the tail may be left out. Filters: exporter (its address), addr (source or destination), port (source or destination), proto (IP protocol number), all together; a bad value is a 400 naming the parameter. With addr, port or proto the remainder row sums the matching detail the store kept (the flows it kept no detail of carry no address).
          */
         get: operations["listConversations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/flows/series": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The top N values of a dimension (exporter, src, dst, port, proto) per minute, in bits/s
+         * @description Every minute of the window ending at the last closed minute (the current one is written when it closes), oldest first; series are the top values by octets over the window, other the rest per minute (values below the top, and flows the store kept no address detail of), so series and other add up to the window's traffic. port is the lower of a flow's two ports (the service side as a rule). Filters: exporter (its address), addr (source or destination), port (source or destination), proto (IP protocol number), all together; a bad value is a 400 naming the parameter.
+         */
+        get: operations["getFlowSeries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1454,6 +1474,13 @@ export interface components {
             rx_packets: number;
             tx_packets: number;
         };
+        FlowSeriesOut: {
+            by: string;
+            step: number;
+            times: number[];
+            series: components["schemas"]["SeriesLine"][];
+            other: number[];
+        };
         GeoItem: {
             country: string;
             name: string;
@@ -1647,6 +1674,11 @@ export interface components {
             file: string;
             packets: number;
             bytes: number;
+        };
+        SeriesLine: {
+            key: string;
+            octets: number;
+            bits_per_second: number[];
         };
         SourceInterface: {
             name: string;
@@ -4117,6 +4149,16 @@ export interface operations {
                 agent_id?: number;
                 /** @description only this exporter or syslog source address */
                 device?: string;
+                /** @description as device: only this exporter or syslog source (its IP address) */
+                exporter?: string;
+                /** @description only events of this IP address: netflow.flow src or dst, connection.seen remote_ip, syslog.received source */
+                addr?: string;
+                /** @description only netflow.flow events from or to this port and connection.seen events to this remote port; other types have no events when it is set */
+                port?: number;
+                /** @description only netflow.flow events of this IP protocol number and connection.seen events of it (6 tcp, 17 udp); other types have no events when it is set */
+                proto?: number;
+                /** @description only dns.query domains and tls.sni_observed / http.host_observed hosts equal to this name; *.example.com also keeps its subdomains; other types have no events when it is set */
+                domain?: string;
                 /** @description window ending now, in minutes */
                 since_min?: number;
                 /** @description cursor: the next_before of the previous page, or a Unix timestamp (events strictly older) */
@@ -4166,6 +4208,14 @@ export interface operations {
                 minutes?: number;
                 /** @description rows to return */
                 limit?: number;
+                /** @description only this exporter's flows (its IP address) */
+                exporter?: string;
+                /** @description only flows from or to this IP address */
+                addr?: string;
+                /** @description only flows from or to this port */
+                port?: number;
+                /** @description only this IP protocol number (6 TCP, 17 UDP, 1 ICMP, 58 ICMPv6) */
+                proto?: number;
             };
             header?: never;
             path?: never;
@@ -4260,6 +4310,14 @@ export interface operations {
                 sort?: "octets" | "packets" | "flows" | "last_seen";
                 /** @description groups to return */
                 limit?: number;
+                /** @description only this exporter's flows (its IP address) */
+                exporter?: string;
+                /** @description only flows from or to this IP address */
+                addr?: string;
+                /** @description only flows from or to this port */
+                port?: number;
+                /** @description only this IP protocol number (6 TCP, 17 UDP, 1 ICMP, 58 ICMPv6) */
+                proto?: number;
             };
             header?: never;
             path?: never;
@@ -4274,6 +4332,59 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StoreConversation"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+        };
+    };
+    getFlowSeries: {
+        parameters: {
+            query?: {
+                /** @description dimension: exporter, source or destination address, port (the lower of the two ports: the service side as a rule) or IP protocol number */
+                by?: "exporter" | "src" | "dst" | "port" | "proto";
+                /** @description how many values of the dimension, by octets over the window */
+                top?: number;
+                /** @description window ending at the last closed minute, in minutes */
+                minutes?: number;
+                /** @description only this exporter's flows (its IP address) */
+                exporter?: string;
+                /** @description only flows from or to this IP address */
+                addr?: string;
+                /** @description only flows from or to this port */
+                port?: number;
+                /** @description only this IP protocol number (6 TCP, 17 UDP, 1 ICMP, 58 ICMPv6) */
+                proto?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlowSeriesOut"];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */

@@ -1,0 +1,133 @@
+package hub
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"netmon/store/record"
+	"netmon/store/storetest"
+)
+
+// TestFlowFilterParams: the filter parameters of the flow and event lists
+// and the series reach the store (exact rows), and bad values are a 400
+// naming the parameter.
+func TestFlowFilterParams(t *testing.T) {
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		h := startTestHub(t, dsn, nil)
+		ctx := context.Background()
+		ip := netip.MustParseAddr
+		// Two minutes ago and the minute before: closed minutes.
+		m := time.Now().Truncate(time.Minute).Add(-3 * time.Minute).Unix()
+		fs := []record.Flow{
+			{TS: m + 5, Exporter: ip("192.0.2.1"), Src: ip("10.0.0.1"), Dst: ip("203.0.113.7"), SrcPort: 50000, DstPort: 443, Proto: 6, Packets: 3, Octets: 7500},
+			{TS: m + 65, Exporter: ip("192.0.2.1"), Src: ip("10.0.0.1"), Dst: ip("198.51.100.9"), SrcPort: 5353, DstPort: 53, Proto: 17, Packets: 1, Octets: 150},
+			{TS: m + 70, Exporter: ip("192.0.2.2"), Src: ip("10.0.0.2"), Dst: ip("203.0.113.7"), SrcPort: 40000, DstPort: 443, Proto: 17, Packets: 2, Octets: 1500},
+		}
+		if _, err := h.db.WriteFlows(ctx, fs); err != nil {
+			t.Fatal(err)
+		}
+		c := h.client(t)
+		type row struct {
+			Device, Src, Dst string
+			Octets           int64
+		}
+		flows := func(q string) []row {
+			t.Helper()
+			var rs []row
+			c.call("GET", "/api/v1/flows?minutes=60&limit=100"+q, nil).must(t, 200).decode(t, &rs)
+			return rs
+		}
+		for q, want := range map[string][]row{
+			"":                            {{"192.0.2.1", "10.0.0.1", "203.0.113.7", 7500}, {"192.0.2.2", "10.0.0.2", "203.0.113.7", 1500}, {"192.0.2.1", "10.0.0.1", "198.51.100.9", 150}},
+			"&port=443":                   {{"192.0.2.1", "10.0.0.1", "203.0.113.7", 7500}, {"192.0.2.2", "10.0.0.2", "203.0.113.7", 1500}},
+			"&exporter=192.0.2.2":         {{"192.0.2.2", "10.0.0.2", "203.0.113.7", 1500}},
+			"&addr=198.51.100.9":          {{"192.0.2.1", "10.0.0.1", "198.51.100.9", 150}},
+			"&proto=17&addr=203.0.113.7":  {{"192.0.2.2", "10.0.0.2", "203.0.113.7", 1500}},
+			"&proto=6&exporter=192.0.2.2": {},
+			"&addr=%3A%3Affff%3A10.0.0.2": {{"192.0.2.2", "10.0.0.2", "203.0.113.7", 1500}}, // a mapped address is its IPv4 form
+		} {
+			if want == nil {
+				want = []row{}
+			}
+			if diff := cmp.Diff(flows(q), want); diff != "" {
+				t.Errorf("flows%s (-got, +want):\n%s", q, diff)
+			}
+		}
+		var convs []row
+		c.call("GET", "/api/v1/flows/conversations?window=1h&by=pair&port=443", nil).must(t, 200).decode(t, &convs)
+		if diff := cmp.Diff(convs, []row{{"", "10.0.0.1", "203.0.113.7", 7500}, {"", "10.0.0.2", "203.0.113.7", 1500}}); diff != "" {
+			t.Errorf("conversations port=443 (-got, +want):\n%s", diff)
+		}
+		c.call("GET", "/api/v1/flows/conversations?window=24h&exporter=192.0.2.1&proto=17", nil).must(t, 200).decode(t, &convs)
+		if diff := cmp.Diff(convs, []row{{"", "10.0.0.1", "198.51.100.9", 150}}); diff != "" {
+			t.Errorf("conversations 24h exporter+proto (-got, +want):\n%s", diff)
+		}
+		var page struct {
+			Events []struct {
+				Type   string
+				Device string
+				Data   map[string]any
+			}
+		}
+		c.call("GET", "/api/v1/events?addr=203.0.113.7&proto=17", nil).must(t, 200).decode(t, &page)
+		if len(page.Events) != 1 || page.Events[0].Device != "192.0.2.2" || page.Events[0].Data["octets"] != 1500.0 {
+			t.Errorf("events addr+proto: %+v", page.Events)
+		}
+		c.call("GET", "/api/v1/events?domain=*.example.com", nil).must(t, 200).decode(t, &page)
+		if len(page.Events) != 0 {
+			t.Errorf("a domain filter keeps no flows: %+v", page.Events)
+		}
+
+		var series struct {
+			By     string
+			Step   int
+			Times  []int64
+			Series []struct {
+				Key           string
+				Octets        int64
+				BitsPerSecond []float64 `json:"bits_per_second"`
+			}
+			Other []float64
+		}
+		c.call("GET", "/api/v1/flows/series?by=port&top=1&minutes=3", nil).must(t, 200).decode(t, &series)
+		if series.By != "port" || series.Step != 60 || len(series.Times) != 3 || len(series.Series) != 1 {
+			t.Fatalf("series %+v", series)
+		}
+		// The window ends at the last closed minute: m+120 when the test
+		// does not straddle a minute (then m+180, one minute later).
+		off := int((series.Times[2] - (m + 120)) / 60)
+		wantTimes := []int64{m + int64(off)*60, m + 60 + int64(off)*60, m + 120 + int64(off)*60}
+		s := series.Series[0]
+		wantBits := []float64{7500 * 8 / 60.0, 1500 * 8 / 60.0, 0}
+		wantOther := []float64{0, 150 * 8 / 60.0, 0}
+		if off == 1 {
+			wantBits = []float64{1500 * 8 / 60.0, 0, 0}
+			wantOther = []float64{150 * 8 / 60.0, 0, 0}
+		}
+		if diff := cmp.Diff([]any{series.Times, s.Key, s.BitsPerSecond, series.Other}, []any{wantTimes, "443", wantBits, wantOther}); diff != "" {
+			t.Errorf("series (-got, +want):\n%s", diff)
+		}
+
+		for path, want := range map[string]string{
+			"/api/v1/flows?exporter=router1":                     `{"error":"query parameter \"exporter\": must be an IP address"}`,
+			"/api/v1/flows?addr=10.0.0":                          `{"error":"query parameter \"addr\": must be an IP address"}`,
+			"/api/v1/flows?port=0":                               `{"error":"query parameter \"port\": must be an integer between 1 and 65535"}`,
+			"/api/v1/flows/conversations?port=65536":             `{"error":"query parameter \"port\": must be an integer between 1 and 65535"}`,
+			"/api/v1/flows/conversations?proto=tcp":              `{"error":"query parameter \"proto\": must be an integer between 1 and 255"}`,
+			"/api/v1/events?domain=a%20b":                        `{"error":"query parameter \"domain\": must be a host name, optionally after *."}`,
+			"/api/v1/events?port=-1":                             `{"error":"query parameter \"port\": must be an integer between 1 and 65535"}`,
+			"/api/v1/events?device=192.0.2.1&exporter=192.0.2.2": `{"error":"query parameter \"exporter\": differs from device (they are the same filter)"}`,
+			"/api/v1/flows/series?by=vlan":                       `{"error":"query parameter \"by\": must be one of exporter, src, dst, port, proto"}`,
+			"/api/v1/flows/series?top=21":                        `{"error":"query parameter \"top\": must be an integer between 1 and 20"}`,
+			"/api/v1/flows/series?addr=x":                        `{"error":"query parameter \"addr\": must be an IP address"}`,
+		} {
+			if got := c.call("GET", path, nil).must(t, 400).body; got != want {
+				t.Errorf("%s: %s, want %s", path, got, want)
+			}
+		}
+	})
+}
