@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -24,6 +25,42 @@ type ConnLister = proc.Cacher
 type GeoLookup interface {
 	Lookup(addr netip.Addr) (country, asn string, ok bool)
 	Source() string
+}
+
+// GeoStatus is GET /api/v1/geo/status: whether the hub can place
+// addresses, so that a console says "no GeoIP database" from the hub's
+// word rather than from empty countries.
+type GeoStatus struct {
+	// Source is where answers come from: mmdb (a database is loaded),
+	// online (no database; the online lookup is on) or none.
+	Source string `json:"source" jsonschema:"enum=mmdb,enum=online,enum=none"`
+	// Countries and ASN tell whether the loaded databases answer them.
+	Countries bool `json:"countries"`
+	ASN       bool `json:"asn"`
+	// Databases are the loaded files.
+	Databases []geo.DatabaseInfo `json:"databases"`
+}
+
+// geoDatabases is the part of *geo.Geo that lists its databases.
+type geoDatabases interface{ Databases() []geo.DatabaseInfo }
+
+func (s *Server) geoStatus(*gin.Context, *router.NoInput) (GeoStatus, error) {
+	out := GeoStatus{Source: geo.SourceNone, Databases: []geo.DatabaseInfo{}}
+	if s.deps.Geo == nil {
+		return out, nil
+	}
+	out.Source = s.deps.Geo.Source()
+	if d, ok := s.deps.Geo.(geoDatabases); ok {
+		out.Databases = append(out.Databases, d.Databases()...)
+	}
+	for _, d := range out.Databases {
+		out.Countries = out.Countries || strings.Contains(d.Kind, "country")
+		out.ASN = out.ASN || strings.Contains(d.Kind, "asn")
+	}
+	if out.Source == geo.SourceOnline {
+		out.Countries, out.ASN = true, true
+	}
+	return out, nil
 }
 
 func (s *Server) connections(c *gin.Context, _ *router.NoInput) ([]Connection, error) {

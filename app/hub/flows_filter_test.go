@@ -3,11 +3,14 @@ package hub
 import (
 	"context"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"netmon/app/config"
 	"netmon/store/record"
 	"netmon/store/storetest"
 )
@@ -130,4 +133,29 @@ func TestFlowFilterParams(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestGeoStatus: the hub says whether it has GeoIP databases, from the
+// files of its -geoip-dir.
+func TestGeoStatus(t *testing.T) {
+	dsn := storetestSQLite(t)
+	empty := startTestHub(t, dsn, nil)
+	if got := empty.client(t).call("GET", "/api/v1/geo/status", nil).must(t, 200).body; got != `{"source":"none","countries":false,"asn":false,"databases":[]}` {
+		t.Errorf("no database: %s", got)
+	}
+	geoDir := t.TempDir()
+	for _, f := range []string{"maxmind-country.mmdb", "maxmind-asn.mmdb"} {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "geoip", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(geoDir, f), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := startTestHub(t, storetestSQLite(t), func(c *config.HubConfig) { c.Geo.Dir = geoDir })
+	want := `{"source":"mmdb","countries":true,"asn":true,"databases":[{"name":"maxmind-asn.mmdb","kind":"asn"},{"name":"maxmind-country.mmdb","kind":"country"}]}`
+	if got := h.client(t).call("GET", "/api/v1/geo/status", nil).must(t, 200).body; got != want {
+		t.Errorf("two databases: %s\nwant %s", got, want)
+	}
 }

@@ -214,3 +214,22 @@ func (g *Geo) Info(addr netip.Addr) (Info, bool) {
 	g.m.lookupNoSource.Inc()
 	return Info{}, false
 }
+
+// DatabaseInfo names a loaded database (GET /api/v1/geo/status).
+type DatabaseInfo struct {
+	// Name is the file's base name in the GeoIP directory.
+	Name string `json:"name"`
+	// Kind is what it answers: country, asn or country+asn.
+	Kind string `json:"kind"`
+}
+
+// Databases lists the loaded databases in lookup order (empty when none).
+func (g *Geo) Databases() []DatabaseInfo {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	out := make([]DatabaseInfo, 0, len(g.dbs))
+	for _, d := range g.dbs {
+		out = append(out, DatabaseInfo{Name: d.name, Kind: d.kind.String()})
+	}
+	return out
+}
