@@ -3,6 +3,9 @@ package api
 import (
 	"time"
 
+	"netmon/app/api/router"
+	"netmon/collectors/flows"
+
 	"github.com/gin-gonic/gin"
 )
 
@@ -70,4 +73,15 @@ func (s *Server) flowSeries(c *gin.Context, in *flowSeriesIn) (FlowSeriesOut, er
 		out.Other[j] = bps(o)
 	}
 	return out, nil
+}
+
+// flowExporters lists the exporters the collector has heard since the hub
+// started. A site-bound caller sees none: the list is the collector's,
+// which knows addresses, not the devices that put them in sites.
+func (s *Server) flowExporters(c *gin.Context, _ *router.NoInput) ([]flows.ExporterStatus, error) {
+	out := []flows.ExporterStatus{}
+	if s.deps.FlowExporters == nil || callerOf(c).SiteFilter() != "" {
+		return out, nil
+	}
+	return append(out, s.deps.FlowExporters.Exporters()...), nil
 }

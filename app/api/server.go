@@ -31,6 +31,7 @@ import (
 	"netmon/app/history"
 	"netmon/app/httpguard"
 	"netmon/capture"
+	"netmon/collectors/flows"
 	"netmon/store"
 )
 
@@ -90,6 +91,9 @@ type Deps struct {
 	Live http.Handler
 	// Flows reads flows, syslog and events (*store.DB).
 	Flows FlowStore
+	// FlowExporters lists the flow exporters seen since start and their
+	// retimed records (*flows.Collector); nil answers an empty list.
+	FlowExporters interface{ Exporters() []flows.ExporterStatus }
 	// Deep reads the agents' per-process, L7 and DNS aggregates
 	// (*store.DB); nil answers empty lists.
 	Deep DeepStore

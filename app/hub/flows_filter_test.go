@@ -2,9 +2,13 @@ package hub
 
 import (
 	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,5 +161,78 @@ func TestGeoStatus(t *testing.T) {
 	want := `{"source":"mmdb","countries":true,"asn":true,"databases":[{"name":"maxmind-asn.mmdb","kind":"asn"},{"name":"maxmind-country.mmdb","kind":"country"}]}`
 	if got := h.client(t).call("GET", "/api/v1/geo/status", nil).must(t, 200).body; got != want {
 		t.Errorf("two databases: %s\nwant %s", got, want)
+	}
+}
+
+// TestRetimedExporter: an exporter replaying a capture 14 days old over
+// the real socket: its flows are stored at their receive time (so the
+// 15-minute list shows them), counted on /api/v1/flows/exporters and in
+// the metric.
+func TestRetimedExporter(t *testing.T) {
+	port := freeUDPPort(t)
+	h := startTestHub(t, storetestSQLite(t), func(c *config.HubConfig) { c.Flows.Addr = udpAddr(port) })
+	const uptime = 600_000
+	export := time.Now().Add(-14 * 24 * time.Hour)
+	b := make([]byte, 24+48*3)
+	binary.BigEndian.PutUint16(b[0:], 5)
+	binary.BigEndian.PutUint16(b[2:], 3)
+	binary.BigEndian.PutUint32(b[4:], uptime)
+	binary.BigEndian.PutUint32(b[8:], uint32(export.Unix()))
+	for i := range 3 {
+		r := b[24+48*i:]
+		copy(r[0:4], []byte{10, 9, 0, byte(i + 1)})
+		copy(r[4:8], []byte{203, 0, 113, 9})
+		binary.BigEndian.PutUint32(r[16:], 2)
+		binary.BigEndian.PutUint32(r[20:], 500)
+		binary.BigEndian.PutUint32(r[24:], uptime-2000)
+		binary.BigEndian.PutUint32(r[28:], uptime-1000)
+		r[38] = 17
+	}
+	conn, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	before := time.Now().Unix()
+	if _, err := conn.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	c := h.client(t)
+	var ex []struct {
+		Exporter      string
+		Flows         int64
+		LastSeen      int64 `json:"last_seen"`
+		Retimed       int64
+		OffsetSeconds int64 `json:"offset_seconds"`
+		RetimedAt     int64 `json:"retimed_at"`
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c.call("GET", "/api/v1/flows/exporters", nil).must(t, 200).decode(t, &ex)
+		if len(ex) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	after := time.Now().Unix()
+	if len(ex) != 1 || ex[0].Exporter != "127.0.0.1" || ex[0].Flows != 3 || ex[0].Retimed != 3 || ex[0].RetimedAt < before || ex[0].RetimedAt > after || ex[0].LastSeen != ex[0].RetimedAt {
+		t.Fatalf("exporters %+v", ex)
+	}
+	// The offset is the receive time less the record's (the export time
+	// less one second), so 14 days and a second, to the receive second.
+	if want := ex[0].RetimedAt - (export.Unix() - 1); ex[0].OffsetSeconds != want {
+		t.Errorf("offset %d, want %d", ex[0].OffsetSeconds, want)
+	}
+	var rows []struct{ Octets int64 }
+	for deadline := time.Now().Add(5 * time.Second); len(rows) < 3 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond) // the collector hands its batch over within 100 ms
+		h.queue.Flush()
+		c.call("GET", "/api/v1/flows?minutes=15&proto=17", nil).must(t, 200).decode(t, &rows)
+	}
+	if len(rows) != 3 || rows[0].Octets != 500 {
+		t.Errorf("the retimed flows in the last 15 minutes: %+v", rows)
+	}
+	if body := c.call("GET", "/metrics", nil).must(t, 200).body; !strings.Contains(body, `netmon_flow_records_retimed_total{direction="past"} 3`) {
+		t.Error("metric netmon_flow_records_retimed_total{direction=\"past\"} is not 3")
 	}
 }

@@ -220,6 +220,7 @@ func (h *Hub) buildHTTP() error {
 		GeoStore:       h.db,
 		Live:           h.live,
 		Flows:          h.db,
+		FlowExporters:  h.flows,
 		Deep:           h.db,
 		AuditLog:       h.db,
 		Settings:       h.db,

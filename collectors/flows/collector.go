@@ -382,6 +382,7 @@ func (c *Collector) decode(d datagram, out []record.Flow) []record.Flow {
 		ec := c.m.exporter(out[before].Exporter)
 		ec.octets.Add(float64(octets))
 		ec.packets.Add(float64(packets))
+		c.retime(ec.state, out[before:], d.at)
 	}
 	return out
 }

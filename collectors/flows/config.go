@@ -27,10 +27,15 @@ type Config struct {
 	TemplateSaveEvery time.Duration
 	// NetFlow configures the v9/IPFIX template cache.
 	NetFlow netflow.Config
+	// ClockBehind and ClockAhead bound a record's time around its
+	// arrival; outside, it is stored at its receive time and counted
+	// (clock.go). 0 leaves that side unchecked.
+	ClockBehind, ClockAhead time.Duration
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{ReadBuffer: 16 << 20, Workers: 2, Backlog: 8192, BatchFlows: 4096, BatchEvery: 100 * time.Millisecond,
-		TemplateSaveEvery: 30 * time.Second, NetFlow: netflow.DefaultConfig()}
+		TemplateSaveEvery: 30 * time.Second, NetFlow: netflow.DefaultConfig(),
+		ClockBehind: DefaultClockBehind, ClockAhead: DefaultClockAhead}
 }

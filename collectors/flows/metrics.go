@@ -23,6 +23,7 @@ type metrics struct {
 	skippedSamples prometheus.Counter
 	handed         prometheus.Counter
 	sinkFull       prometheus.Counter
+	retimed        *prometheus.CounterVec // direction
 	kernelDrops    prometheus.CounterFunc
 
 	// byProto holds each protocol's decoded and flows counters resolved
@@ -39,6 +40,8 @@ type metrics struct {
 
 type exporterCounters struct {
 	octets, packets prometheus.Counter
+	// state is nil past the cap (exporter="other").
+	state *exporterState
 }
 
 // exporter returns from's counters, or the shared "other" pair past the
@@ -61,6 +64,7 @@ func (m *metrics) exporter(from netip.Addr) exporterCounters {
 	}
 	c = exporterCounters{octets: m.exporterOctets.WithLabelValues(label), packets: m.exporterPackets.WithLabelValues(label)}
 	if label != "other" {
+		c.state = &exporterState{}
 		m.byExporter[from] = c
 	}
 	return c
@@ -86,13 +90,14 @@ func newMetrics(reg prometheus.Registerer, kernelDrops func() float64) *metrics 
 	}
 	m.exporterOctets = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netmon_flow_exporter_octets_total", Help: "Octets of the flow records decoded (sFlow: scaled by the sampling rate), by exporter address; at most 1000 exporters, the rest under exporter=\"other\"."}, []string{"exporter"})
 	m.exporterPackets = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netmon_flow_exporter_packets_total", Help: "Packets of the flow records decoded, by exporter, as netmon_flow_exporter_octets_total."}, []string{"exporter"})
+	m.retimed = newRetimed()
 	m.byExporter = map[netip.Addr]exporterCounters{}
 	m.byProto = make(map[string]protoCounters, len(Protocols))
 	for _, p := range Protocols {
 		m.byProto[p] = protoCounters{decoded: m.decoded.WithLabelValues(p), flows: m.flows.WithLabelValues(p)}
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.decoded, m.rejected, m.flows, m.templateMisses, m.skippedSamples, m.handed, m.sinkFull, m.kernelDrops, m.exporterOctets, m.exporterPackets} {
+		for _, c := range []prometheus.Collector{m.decoded, m.rejected, m.flows, m.templateMisses, m.skippedSamples, m.handed, m.sinkFull, m.retimed, m.kernelDrops, m.exporterOctets, m.exporterPackets} {
 			_ = reg.Register(c)
 		}
 	}

@@ -853,6 +853,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/flows/exporters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Flow exporters heard since the hub started, with their records placed at receive time because their own time was implausible
+         * @description A record whose time is more than an hour before or five minutes after its arrival (an exporter replaying a capture, a wrong clock) would fall outside every window: it is stored at its receive time and counted in retimed (metric netmon_flow_records_retimed_total{direction}); offset_seconds is how far off the last one was (receive time less its own, positive in the past). In memory since start, by address; a site-bound identity sees an empty list.
+         */
+        get: operations["listFlowExporters"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/flows/series": {
         parameters: {
             query?: never;
@@ -885,6 +905,26 @@ export interface paths {
          * @description Bytes descending; empty when no GeoIP source (no .mmdb in -geoip-dir and online lookup off).
          */
         get: operations["getGeo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/geo/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the hub can place addresses: the GeoIP source (mmdb, online, none) and the loaded databases
+         * @description source is mmdb while at least one .mmdb of -geoip-dir is loaded (reloaded when the files change), online when none is and the online lookup is on (countries and asn then true), else none: countries and ASNs stay empty.
+         */
+        get: operations["getGeoStatus"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1481,6 +1521,18 @@ export interface components {
             series: components["schemas"]["SeriesLine"][];
             other: number[];
         };
+        FlowsExporterStatus: {
+            exporter: string;
+            flows: number;
+            last_seen: number;
+            retimed: number;
+            offset_seconds: number;
+            retimed_at: number;
+        };
+        GeoDatabaseInfo: {
+            name: string;
+            kind: string;
+        };
         GeoItem: {
             country: string;
             name: string;
@@ -1488,6 +1540,13 @@ export interface components {
             lon: number;
             bytes: number;
             sessions: number;
+        };
+        GeoStatus: {
+            /** @enum {string} */
+            source: "mmdb" | "online" | "none";
+            countries: boolean;
+            asn: boolean;
+            databases: components["schemas"]["GeoDatabaseInfo"][];
         };
         Health: {
             version: string;
@@ -4354,6 +4413,35 @@ export interface operations {
             };
         };
     };
+    listFlowExporters: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlowsExporterStatus"][];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+        };
+    };
     getFlowSeries: {
         parameters: {
             query?: {
@@ -4435,6 +4523,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+        };
+    };
+    getGeoStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeoStatus"];
                 };
             };
             /** @description no valid session, bearer or agent identity */
