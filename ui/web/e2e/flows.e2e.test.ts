@@ -1,8 +1,11 @@
 // The Flows page and the host page with real flow records: NetFlow v5
 // datagrams sent to the hub's -flow-port over lo (from 127.0.0.1, the
-// exporter), then the top-pairs chart, the filters kept in the URL, and
-// the click-through from an address to its host page and from an exporter
-// to the filtered view, in Chromium against the hub binary.
+// exporter), then the top-N chart by a chosen dimension (the hub's
+// series), the filters kept in the URL and sent to the hub, the
+// click-through from an address to its host page and from an exporter,
+// port or series value to the filtered view, a replay 14 days old counted
+// and shown, and the hub's own word on GeoIP, in Chromium against the hub
+// binary.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { freeUdpPort, launchBrowser, login, newWatchedContext, screenshot, sendUdp, setTheme, sleep, startHub, type Hub, type Watch } from './hub'
@@ -32,9 +35,9 @@ function ip4(b: Buffer, off: number, ip: string): void {
  * ended two minutes ago: their minute has closed, so the hub writes it at
  * once (a flow of the current minute is written when that minute closes,
  * up to about 65 s later). */
-function netflowV5(seq: number, records: V5Record[]): Buffer {
+function netflowV5(seq: number, records: V5Record[], exportAt: number = Math.floor(Date.now() / 1000)): Buffer {
   const uptime = 600_000
-  const now = Math.floor(Date.now() / 1000)
+  const now = exportAt
   const h = Buffer.alloc(24)
   h.writeUInt16BE(5, 0)
   h.writeUInt16BE(records.length, 2)
@@ -89,31 +92,61 @@ afterAll(async () => {
 })
 
 describe('flows', () => {
-  test('the top pairs chart draws bits/s per address pair, with the legend', async () => {
+  test('the chart draws the top destinations as bits/s; the dimension lives in the URL and its values filter', async () => {
     await page.goto(`${hub.url}/flows`)
     const chart = page.getByTestId('flow-chart')
     await chart.locator('canvas').first().waitFor({ timeout: 15_000 })
     const legend = (await chart.getByTestId('chart-legend').textContent()) ?? ''
-    expect(legend).toMatch(/10\.1\.0\.10 ↔ 198\.51\.100\.20|198\.51\.100\.20 ↔ 10\.1\.0\.10/)
+    // destinations by octets: 198.51.100.20 (27 MB), 192.0.2.80 (9 MB), 10.1.0.10, 203.0.113.53
+    expect(legend).toMatch(/198\.51\.100\.20[\s\S]*192\.0\.2\.80[\s\S]*10\.1\.0\.10[\s\S]*203\.0\.113\.53/)
     expect(legend).toMatch(/bit\/s/)
     await screenshot(page, 'flows-data-light')
+    // ports: the service side of each flow (443, 80, 53), from the hub's series
+    const seriesReq = page.waitForRequest((r) => r.url().includes('/api/v1/flows/series') && r.url().includes('by=port'))
+    await page.locator('#flow-chart').getByText('ports', { exact: true }).click()
+    await seriesReq
+    await expect.poll(() => page.url()).toContain('dim=port')
+    await expect.poll(() => page.getByTestId('series-keys').textContent(), { timeout: 10_000 }).toMatch(/^\s*443[\s\S]*80[\s\S]*53/)
+    await page.reload()
+    await expect.poll(() => page.getByTestId('series-keys').textContent(), { timeout: 10_000 }).toMatch(/^\s*443[\s\S]*80[\s\S]*53/)
+    // a value of the dimension is a link to the filtered view
+    await page.getByTestId('series-keys').getByRole('link', { name: '53', exact: true }).click()
+    await expect.poll(() => page.url()).toContain('port=53')
+    const table = page.getByTestId('flows-table')
+    await expect.poll(() => table.locator('tbody tr').count(), { timeout: 10_000 }).toBe(1)
+    expect(await table.textContent()).toContain('203.0.113.53')
   })
 
-  test('filters live in the URL and survive a reload; an exporter and an address are links', async () => {
+  test('filters live in the URL, go to the hub as query parameters and survive a reload; exporter, port and address are links', async () => {
+    await page.goto(`${hub.url}/flows`)
     await page.getByLabel('Address', { exact: true }).fill('10.1.0.11')
+    const flowsReq = page.waitForRequest((r) => r.url().includes('/api/v1/flows?') && r.url().includes('addr=10.1.0.11'))
+    const convReq = page.waitForRequest((r) => r.url().includes('/api/v1/flows/conversations?') && r.url().includes('addr=10.1.0.11'))
     await page.getByRole('button', { name: 'Filter', exact: true }).click()
+    await Promise.all([flowsReq, convReq])
     await expect.poll(() => page.url()).toContain('addr=10.1.0.11')
     const table = page.getByTestId('flows-table')
     await expect.poll(() => table.locator('tbody tr').count()).toBe(1)
     expect(await table.textContent()).toContain('203.0.113.53')
+    expect(await page.getByTestId('convs-table').locator('tbody tr').count()).toBe(1)
     await page.reload()
     await expect.poll(() => table.locator('tbody tr').count(), { timeout: 10_000 }).toBe(1)
     expect(await page.getByLabel('Address', { exact: true }).inputValue()).toBe('10.1.0.11')
     // the protocol filter on top: UDP keeps it, TCP drops it
     await page.goto(`${hub.url}/flows?addr=10.1.0.11&proto=6`)
     await expect.poll(() => table.textContent(), { timeout: 10_000 }).toContain('No flows match the filters.')
+    // a bad value is the hub's 400, shown as it says
+    await page.goto(`${hub.url}/flows?port=70000`)
+    await expect.poll(() => page.locator('#top-flows').textContent(), { timeout: 10_000 }).toContain('query parameter "port": must be an integer between 1 and 65535')
     await page.getByRole('button', { name: 'Clear filters' }).click()
-    await expect.poll(() => page.url()).not.toContain('addr=')
+    await expect.poll(() => page.url()).not.toContain('port=')
+    await expect.poll(() => table.locator('tbody tr').count()).toBeGreaterThanOrEqual(4)
+    // the port cell filters on the service port
+    await table.getByTestId('port-link').filter({ hasText: /^80$/ }).first().click()
+    await expect.poll(() => page.url()).toContain('port=80')
+    await expect.poll(() => table.locator('tbody tr').count(), { timeout: 10_000 }).toBe(1)
+    expect(await table.textContent()).toContain('192.0.2.80')
+    await page.getByRole('button', { name: 'Clear filters' }).click()
     await expect.poll(() => table.locator('tbody tr').count()).toBeGreaterThanOrEqual(4)
     // the exporter cell filters on it
     await table.locator('tbody tr').first().getByRole('link', { name: '127.0.0.1' }).click()
@@ -124,6 +157,26 @@ describe('flows', () => {
     await expect.poll(() => page.getByTestId('host-convs').textContent(), { timeout: 15_000 }).toContain('10.1.0.10')
     await expect.poll(() => page.getByTestId('host-flows').textContent()).toContain('10.1.0.10')
     await screenshot(page, 'host-flows-light')
+  })
+
+  test('flows with timestamps 14 days in the past are counted and shown', async () => {
+    const old = Math.floor(Date.now() / 1000) - 14 * 86400
+    const replayed = Array.from({ length: 6 }, (_, i) => ({ src: `10.9.0.${i + 1}`, dst: '192.0.2.99', sport: 1000 + i, dport: 9999, proto: 17, packets: 1, octets: 100 }))
+    await sendUdp(flowPort, [netflowV5(1000, replayed, old)])
+    await page.goto(`${hub.url}/flows`)
+    const note = page.getByTestId('retimed-note')
+    await expect.poll(() => note.textContent(), { timeout: 10_000 }).toMatch(/6 flows received from\s+127\.0\.0\.1\s+with timestamps 14 days in the past/)
+    await screenshot(page, 'flows-retimed-light')
+  })
+
+  test('the Live page says "no GeoIP database" because the hub says so', async () => {
+    const status = (await (await ctx.request.get(`${hub.url}/api/v1/geo/status`)).json()) as { source: string }
+    expect(status.source).toBe('none')
+    await page.goto(`${hub.url}/`)
+    await expect.poll(() => page.getByTestId('no-geoip').count(), { timeout: 10_000 }).toBe(1)
+    // the host page's country note says the same
+    await page.goto(`${hub.url}/hosts/198.51.100.20`)
+    await expect.poll(() => page.getByTestId('host-geo-note').textContent(), { timeout: 10_000 }).toContain('this hub has no GeoIP database')
   })
 
   test('screenshots in both themes', async () => {
