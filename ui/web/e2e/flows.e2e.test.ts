@@ -103,7 +103,7 @@ describe('flows', () => {
     await screenshot(page, 'flows-data-light')
     // ports: the service side of each flow (443, 80, 53), from the hub's series
     const seriesReq = page.waitForRequest((r) => r.url().includes('/api/v1/flows/series') && r.url().includes('by=port'))
-    await page.locator('#flow-chart').getByText('ports', { exact: true }).click()
+    await page.getByRole('group', { name: 'Chart dimension' }).getByText('ports', { exact: true }).click()
     await seriesReq
     await expect.poll(() => page.url()).toContain('dim=port')
     await expect.poll(() => page.getByTestId('series-keys').textContent(), { timeout: 10_000 }).toMatch(/^\s*443[\s\S]*80[\s\S]*53/)
@@ -137,7 +137,7 @@ describe('flows', () => {
     await expect.poll(() => table.textContent(), { timeout: 10_000 }).toContain('No flows match the filters.')
     // a bad value is the hub's 400, shown as it says
     await page.goto(`${hub.url}/flows?port=70000`)
-    await expect.poll(() => page.locator('#top-flows').textContent(), { timeout: 10_000 }).toContain('query parameter "port": must be an integer between 1 and 65535')
+    await expect.poll(() => page.getByRole('region', { name: 'Top flows' }).textContent(), { timeout: 10_000 }).toContain('query parameter "port": must be an integer between 1 and 65535')
     await page.getByRole('button', { name: 'Clear filters' }).click()
     await expect.poll(() => page.url()).not.toContain('port=')
     await expect.poll(() => table.locator('tbody tr').count()).toBeGreaterThanOrEqual(4)
