@@ -159,6 +159,29 @@ describe('flows', () => {
     await screenshot(page, 'host-flows-light')
   })
 
+  test('the Events page filters on the hub: address from the host page, domain in the URL, a bad domain is the hub\'s 400', async () => {
+    await page.goto(`${hub.url}/hosts/10.1.0.11`)
+    const req = page.waitForRequest((r) => r.url().includes('/api/v1/events?') && r.url().includes('addr=10.1.0.11') && !r.url().includes('device='))
+    await page.getByRole('link', { name: 'All events of 10.1.0.11' }).click()
+    await req
+    await page.waitForURL(/\/events\?addr=10\.1\.0\.11$/)
+    const table = page.getByTestId('events-table')
+    // the three datagrams' records of one minute and 5-tuple are one event
+    await expect.poll(() => table.locator('tbody tr').count(), { timeout: 10_000 }).toBe(1)
+    expect(await table.textContent()).toContain('netflow.flow')
+    expect(await table.textContent()).toContain('203.0.113.53')
+    const domReq = page.waitForRequest((r) => r.url().includes('/api/v1/events?') && r.url().includes('domain=*.example.com'))
+    await page.getByLabel('Domain').fill('*.example.com')
+    await page.getByRole('button', { name: 'Filter', exact: true }).click()
+    await domReq
+    await expect.poll(() => page.url()).toContain('domain=*.example.com')
+    // a domain filter keeps no flow events
+    await expect.poll(() => table.textContent(), { timeout: 10_000 }).toContain('No events match the filters.')
+    await page.goto(`${hub.url}/events?domain=a%20b`)
+    await expect.poll(() => page.getByRole('region', { name: /^Events/ }).textContent(), { timeout: 10_000 }).toContain('query parameter "domain": must be a host name, optionally after *.')
+    await screenshot(page, 'events-light')
+  })
+
   test('flows with timestamps 14 days in the past are counted and shown', async () => {
     const old = Math.floor(Date.now() / 1000) - 14 * 86400
     const replayed = Array.from({ length: 6 }, (_, i) => ({ src: `10.9.0.${i + 1}`, dst: '192.0.2.99', sport: 1000 + i, dport: 9999, proto: 17, packets: 1, octets: 100 }))
