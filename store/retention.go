@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,9 +48,12 @@ const (
 var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 
 // retentionTable is a registered table and its batch DELETE statement.
+// A table stored by day (flow_days.go) has its expired days dropped whole;
+// query then purges its default table only.
 type retentionTable struct {
 	name  string
 	query string
+	byDay bool
 }
 
 // Retention deletes expired rows from the raw time-series tables that other
@@ -111,9 +115,16 @@ func (r *Retention) Register(table, tsColumn string) error {
 	if r.db.Dialect() == Postgres {
 		rowAddr = "ctid"
 	}
+	byDay := slices.Contains(flowDayTables, table)
+	target := table
+	if byDay {
+		// The days are dropped whole; the default table row by row.
+		target += "_default"
+		r.metrics.droppedDays.WithLabelValues(table)
+	}
 	query := fmt.Sprintf(`DELETE FROM "%[1]s" WHERE %[3]s IN (SELECT %[3]s FROM "%[1]s" WHERE "%[2]s" < $1 LIMIT %[4]d)`,
-		table, tsColumn, rowAddr, retentionBatch)
-	r.tables = append(r.tables, retentionTable{name: table, query: query})
+		target, tsColumn, rowAddr, retentionBatch)
+	r.tables = append(r.tables, retentionTable{name: table, query: query, byDay: byDay})
 	// Export the series at zero from the start.
 	r.metrics.deletedRows.WithLabelValues(table)
 	r.metrics.errors.WithLabelValues(table)
@@ -185,7 +196,9 @@ func (r *Retention) loop(ctx context.Context, done chan<- struct{}, first time.D
 }
 
 // RunOnce purges every registered table once and returns the number of
-// rows deleted per table. A failing table does not stop the others: its
+// rows deleted per table (for a table stored by day, the rows of its
+// default table: its whole days dropped are counted in
+// netmon_retention_dropped_days_total). A failing table does not stop the others: its
 // failure is logged and counted, and RunOnce returns all failures joined.
 func (r *Retention) RunOnce(ctx context.Context) (map[string]int64, error) {
 	if r.cfg.Hours <= 0 {
@@ -200,6 +213,18 @@ func (r *Retention) RunOnce(ctx context.Context) (map[string]int64, error) {
 	deleted := make(map[string]int64, len(tables))
 	var errs []error
 	for _, t := range tables {
+		if t.byDay {
+			days, err := r.db.pruneFlowDays(ctx, t.name, start.Unix(), cutoff)
+			r.metrics.droppedDays.WithLabelValues(t.name).Add(float64(days))
+			if days > 0 {
+				r.log.Info("days dropped", "table", t.name, "days", days, "cutoff", cutoff)
+			}
+			if err != nil && ctx.Err() == nil {
+				r.metrics.errors.WithLabelValues(t.name).Inc()
+				r.log.Warn("drop of expired days failed", "table", t.name, "dropped", days, "error", err)
+				errs = append(errs, fmt.Errorf("purge table %s: %w", t.name, err))
+			}
+		}
 		n, err := r.purge(ctx, t, cutoff)
 		deleted[t.name] = n
 		r.metrics.deletedRows.WithLabelValues(t.name).Add(float64(n))

@@ -54,6 +54,8 @@ type DB struct {
 	writer   *sql.DB // == reader on PostgreSQL
 	// lane orders SQLite's writers (nil on PostgreSQL); see lane.go.
 	lane *lane
+	// days caches the flow tables' day tables known to exist (flow_days.go).
+	days flowDays
 }
 
 // Open opens the database named by cfg.DSN, choosing the dialect from its
