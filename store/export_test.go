@@ -2,3 +2,10 @@ package store
 
 // Running reports whether r's background loop is active.
 func Running(r *Retention) bool { return r.running() }
+
+// SetFlowDayHook sets the hook run between a SQLite day table's drop and
+// its view's rebuild; the returned func removes it.
+func SetFlowDayHook(fn func() error) func() {
+	flowDayHook = fn
+	return func() { flowDayHook = nil }
+}

@@ -54,6 +54,9 @@ type retentionTable struct {
 	name  string
 	query string
 	byDay bool
+	// dayCutoff purges up to the start of the cutoff's day, so that
+	// flow_hour_state keeps the hours of the days kept whole.
+	dayCutoff bool
 }
 
 // Retention deletes expired rows from the raw time-series tables that other
@@ -124,7 +127,7 @@ func (r *Retention) Register(table, tsColumn string) error {
 	}
 	query := fmt.Sprintf(`DELETE FROM "%[1]s" WHERE %[3]s IN (SELECT %[3]s FROM "%[1]s" WHERE "%[2]s" < $1 LIMIT %[4]d)`,
 		target, tsColumn, rowAddr, retentionBatch)
-	r.tables = append(r.tables, retentionTable{name: table, query: query, byDay: byDay})
+	r.tables = append(r.tables, retentionTable{name: table, query: query, byDay: byDay, dayCutoff: table == "flow_hour_state"})
 	// Export the series at zero from the start.
 	r.metrics.deletedRows.WithLabelValues(table)
 	r.metrics.errors.WithLabelValues(table)
@@ -225,7 +228,11 @@ func (r *Retention) RunOnce(ctx context.Context) (map[string]int64, error) {
 				errs = append(errs, fmt.Errorf("purge table %s: %w", t.name, err))
 			}
 		}
-		n, err := r.purge(ctx, t, cutoff)
+		tcut := cutoff
+		if t.dayCutoff {
+			tcut -= tcut % 86400
+		}
+		n, err := r.purge(ctx, t, tcut)
 		deleted[t.name] = n
 		r.metrics.deletedRows.WithLabelValues(t.name).Add(float64(n))
 		if err != nil && ctx.Err() != nil {
