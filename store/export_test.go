@@ -1,5 +1,7 @@
 package store
 
+import "time"
+
 // Running reports whether r's background loop is active.
 func Running(r *Retention) bool { return r.running() }
 
@@ -9,3 +11,6 @@ func SetFlowDayHook(fn func() error) func() {
 	flowDayHook = fn
 	return func() { flowDayHook = nil }
 }
+
+// MaxHold returns the longest single write of r's runs so far and resets it.
+func MaxHold(r *Retention) time.Duration { return time.Duration(r.maxHold.Swap(0)) }

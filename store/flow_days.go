@@ -297,39 +297,45 @@ func rebuildFlowView(ctx context.Context, tx *sql.Tx, parent string) error {
 
 // dropFlowDays drops parent's day tables (partitions) whose day ended at
 // or before cutoff, each in its own transaction (on SQLite with the
-// view's rebuild), and returns how many it dropped. The day holding cutoff
-// is kept whole, and so is any day being written: cutoff is at least an
-// hour ago.
-func (db *DB) dropFlowDays(ctx context.Context, parent string, cutoff int64) (int, error) {
+// view's rebuild), and returns how many it dropped and the longest of
+// their transactions (the write lock's hold on SQLite). The day holding
+// cutoff is kept whole, and so is any day being written: cutoff is at
+// least an hour ago.
+func (db *DB) dropFlowDays(ctx context.Context, parent string, cutoff int64) (int, time.Duration, error) {
 	days, err := db.FlowDays(ctx, parent)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	n := 0
+	var hold time.Duration
 	for _, day := range days {
 		if day+86400 > cutoff {
 			break
 		}
-		if err := db.dropFlowDay(ctx, parent, day); err != nil {
-			return n, fmt.Errorf("drop %s: %w", FlowDayTable(parent, day), err)
+		took, err := db.dropFlowDay(ctx, parent, day)
+		hold = max(hold, took)
+		if err != nil {
+			return n, hold, fmt.Errorf("drop %s: %w", FlowDayTable(parent, day), err)
 		}
 		n++
 	}
-	return n, nil
+	return n, hold, nil
 }
 
-func (db *DB) dropFlowDay(ctx context.Context, parent string, day int64) error {
+func (db *DB) dropFlowDay(ctx context.Context, parent string, day int64) (took time.Duration, err error) {
 	name := FlowDayTable(parent, day)
 	release, err := db.take(ctx, false)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer release()
 	// Forgotten before (a write meanwhile looks the table up again) and
 	// after (a write that cached it meanwhile is not believed).
 	db.days.forget()
 	defer db.days.forget()
-	return db.withTx(ctx, func(tx *sql.Tx) error {
+	began := time.Now()
+	defer func() { took = time.Since(began) }() // sets the result after return
+	return 0, db.withTx(ctx, func(tx *sql.Tx) error {
 		if db.dialect == Postgres {
 			if _, err := tx.ExecContext(ctx, `SET LOCAL lock_timeout = '`+flowDayLockTimeout+`'`); err != nil {
 				return err
@@ -353,14 +359,15 @@ func (db *DB) dropFlowDay(ctx context.Context, parent string, day int64) error {
 var errNoFlowDays = errors.New("not a table stored by day")
 
 // pruneFlowDays is retention's run on a table stored by day: it creates
-// the days ahead, drops the expired ones and returns how many it dropped.
-func (db *DB) pruneFlowDays(ctx context.Context, parent string, now, cutoff int64) (int, error) {
+// the days ahead, drops the expired ones and returns how many it dropped
+// and the longest drop's transaction.
+func (db *DB) pruneFlowDays(ctx context.Context, parent string, now, cutoff int64) (int, time.Duration, error) {
 	if !slices.Contains(flowDayTables, parent) {
-		return 0, errNoFlowDays
+		return 0, 0, errNoFlowDays
 	}
 	for day := now - now%86400; day <= now+2*86400; day += 86400 {
 		if err := db.ensureFlowDay(ctx, parent, day); err != nil {
-			return 0, fmt.Errorf("create %s: %w", FlowDayTable(parent, day), err)
+			return 0, 0, fmt.Errorf("create %s: %w", FlowDayTable(parent, day), err)
 		}
 	}
 	return db.dropFlowDays(ctx, parent, cutoff)
