@@ -61,7 +61,7 @@ const flowDayLockClass = 17
 // flowDayLockTimeout bounds how long a partition's creation or drop waits
 // for its locks on PostgreSQL: past it the statement fails (retried later)
 // rather than hold every writer queued behind its lock request.
-const flowDayLockTimeout = "5s"
+const flowDayLockTimeout = "1s"
 
 // flowDayHook, when set (tests), runs inside the transaction that drops a
 // SQLite day table, between the drop and the view's rebuild.
@@ -74,6 +74,26 @@ type flowDays struct {
 	mu    sync.Mutex
 	gen   uint64
 	known map[string]bool
+	// failed is when the creation of a PostgreSQL partition last failed
+	// (its locks not granted in time): the writer does not try it again
+	// for a minute, its rows going to the DEFAULT partition meanwhile.
+	failed map[string]time.Time
+}
+
+// recentFailure tells whether name's creation failed less than a minute
+// ago; with failed set it records a failure now.
+func (f *flowDays) recentFailure(name string, failed bool) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if failed {
+		if f.failed == nil {
+			f.failed = map[string]time.Time{}
+		}
+		f.failed[name] = time.Now()
+		return true
+	}
+	at, ok := f.failed[name]
+	return ok && time.Since(at) < time.Minute
 }
 
 func (f *flowDays) has(name string) (bool, uint64) {
@@ -194,6 +214,9 @@ func (db *DB) ensureFlowDay(ctx context.Context, parent string, day int64) error
 		}
 		return err
 	}
+	if db.days.recentFailure(name, false) {
+		return errFlowDayBackoff
+	}
 	_, gen := db.days.has(name)
 	err := db.withTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, flowDayLockClass, int32(day/86400)); err != nil {
@@ -219,10 +242,28 @@ func (db *DB) ensureFlowDay(ctx context.Context, parent string, day int64) error
 		}
 		return nil
 	})
-	if err == nil {
-		db.days.learn([]string{name}, gen)
+	if err != nil {
+		db.days.recentFailure(name, true)
+		return err
 	}
-	return err
+	db.days.learn([]string{name}, gen)
+	return nil
+}
+
+// errFlowDayBackoff: a partition's creation failed less than a minute ago.
+var errFlowDayBackoff = errors.New("creation failed less than a minute ago")
+
+// ensureFlowDayForWrite is ensureFlowDay for the writer on PostgreSQL,
+// best effort: the write goes on whatever happens, its rows landing in
+// the DEFAULT partition when the day's could not be created (a lock not
+// granted within flowDayLockTimeout), to be moved when it is.
+func (db *DB) ensureFlowDayForWrite(ctx context.Context, ts int64) {
+	for _, parent := range flowDayTables {
+		err := db.ensureFlowDay(ctx, parent, ts-ts%86400)
+		if err != nil && !errors.Is(err, errFlowDayBackoff) && ctx.Err() == nil {
+			db.log.Warn("flow day partition not created; rows go to the default partition", "table", FlowDayTable(parent, ts), "error", err)
+		}
+	}
 }
 
 // ensureSQLiteDays creates, within tx, parent's tables of days that lack

@@ -81,9 +81,7 @@ func (db *DB) writeMinutes(ctx context.Context, ms []flowagg.Minute) error {
 		// Each day's partition before the write (a no-op once known): the
 		// rows land in their day, not in the DEFAULT partition.
 		for i := range ms {
-			if err := db.EnsureFlowDays(ctx, ms[i].TS, ms[i].TS); err != nil {
-				return err
-			}
+			db.ensureFlowDayForWrite(ctx, ms[i].TS)
 		}
 	}
 	var learned []string
@@ -281,9 +279,7 @@ func (db *DB) buildHour(ctx context.Context, hour int64, hourRows int) error {
 	}
 	defer release()
 	if db.dialect == Postgres {
-		if err := db.EnsureFlowDays(ctx, hour, hour); err != nil {
-			return err
-		}
+		db.ensureFlowDayForWrite(ctx, hour)
 	}
 	var learned []string
 	_, gen := db.days.has("")
