@@ -10,7 +10,9 @@ package store
 // says; the rest of the raw tables are still purged row by row.
 //
 // PostgreSQL: flow_minutes and flow_hours are range-partitioned on ts, one
-// partition per day (<parent>_dYYYYMMDD), plus <parent>_default, the
+// partition per day (<parent>_dYYYYMMDD; after the upgrade, the old table
+// is the partition of every day up to the upgrade's, named after that
+// last day, and dropped when it expires), plus <parent>_default, the
 // DEFAULT partition. Partitions are created ahead by the writer (each day
 // it writes, before the write) and by the retention run (today and the
 // two days after), so ingest lands in its day; the DEFAULT partition is
@@ -42,6 +44,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // flowDayTables are the tables stored by day.
@@ -242,6 +246,13 @@ func (db *DB) ensureFlowDay(ctx context.Context, parent string, day int64) error
 		}
 		return nil
 	})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P17" {
+		// The day overlaps a partition already there: the one 0014 made
+		// of the old table, covering every day up to its upgrade's. Its
+		// rows go there; it is dropped whole when its last day expires.
+		err = nil
+	}
 	if err != nil {
 		db.days.recentFailure(name, true)
 		return err

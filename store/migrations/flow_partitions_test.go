@@ -2,10 +2,13 @@ package migrations_test
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"netmon/store"
 	"netmon/store/migrations"
@@ -87,9 +90,37 @@ func TestFlowPartitionsUpgrade(t *testing.T) {
 		if diff := cmp.Diff(answers(), before); diff != "" {
 			t.Errorf("answers after the upgrade (-got, +want):\n%s", diff)
 		}
+		// SQLite keeps them in the default table; PostgreSQL in the old
+		// table, now the partition of every day up to today, named after
+		// today (retention drops it whole when today expires).
+		kept := "flow_minutes_default"
+		if dialect == store.Postgres {
+			kept = store.FlowDayTable("flow_minutes", time.Now().Unix())
+		}
 		var n int64
-		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM flow_minutes_default`).Scan(&n); err != nil || n != 10000 {
-			t.Errorf("flow_minutes_default holds %d rows (%v), want the 10000 written before", n, err)
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+kept).Scan(&n); err != nil || n != 10000 {
+			t.Errorf("%s holds %d rows (%v), want the 10000 written before", kept, n, err)
+		}
+		if dialect == store.Postgres {
+			// Today overlaps the old table's partition, with the error
+			// code the store takes for "already covered"; tomorrow does not.
+			today := time.Now().Unix() - time.Now().Unix()%86400
+			for _, tc := range []struct {
+				day  int64
+				code string
+			}{{today, "42P17"}, {today + 86400, ""}} {
+				_, err := db.ExecContext(ctx, sprintf(`CREATE TABLE p%[1]d (LIKE flow_minutes INCLUDING DEFAULTS); ALTER TABLE flow_minutes ATTACH PARTITION p%[1]d FOR VALUES FROM (%[1]d) TO (%[2]d)`, tc.day, tc.day+86400))
+				got := ""
+				var pgErr *pgconn.PgError
+				if errors.As(err, &pgErr) {
+					got = pgErr.Code
+				} else if err != nil {
+					got = err.Error()
+				}
+				if got != tc.code {
+					t.Errorf("partition of day %d: %v, want code %q", tc.day, err, tc.code)
+				}
+			}
 		}
 		if _, err := db.ExecContext(ctx, sprintf(ins, "flow_minutes", "(SELECT 1 AS i) AS one")); err != nil {
 			t.Fatalf("insert after the upgrade: %v", err)

@@ -4,13 +4,26 @@
 -- the two days after; the writer: each day it writes) and drops whole when
 -- the day expires. <table>_default is the DEFAULT partition: an insert
 -- never fails for a missing day; creating a day moves its rows out of it.
--- The existing rows are kept: the old table becomes the DEFAULT partition
--- as it is (no copy), and retention still purges the default row by row
--- (a one-time cost of at most the retention's rows). Readers query the
--- parents by the tables' old names.
-ALTER TABLE flow_minutes RENAME TO flow_minutes_default;
-ALTER INDEX flow_minutes_ts RENAME TO flow_minutes_default_ts;
-ALTER INDEX flow_minutes_pair RENAME TO flow_minutes_default_pair;
+--
+-- The existing rows are kept where they are, without a copy: the old table
+-- becomes the partition of every time up to the end of today (or of its
+-- newest row's day, if later), named after that last day, so retention
+-- drops it whole like any day once that day expires. Not the DEFAULT
+-- partition: creating each new day would then scan all of it under an
+-- exclusive lock. Readers query the parents by the tables' old names.
+CREATE FUNCTION pg_temp.flow_day_name(parent TEXT, last_day BIGINT) RETURNS TEXT
+    LANGUAGE sql AS $$ SELECT parent || '_d' || to_char(to_timestamp(last_day) AT TIME ZONE 'UTC', 'YYYYMMDD') $$;
+CREATE FUNCTION pg_temp.flow_day_end(tbl REGCLASS) RETURNS BIGINT
+    LANGUAGE plpgsql AS $$
+DECLARE newest BIGINT;
+BEGIN
+    EXECUTE format('SELECT MAX(ts) FROM %s', tbl) INTO newest;
+    RETURN (GREATEST(COALESCE(newest, 0), extract(epoch FROM now())::BIGINT) / 86400 + 1) * 86400;
+END $$;
+
+ALTER TABLE flow_minutes RENAME TO flow_minutes_old;
+ALTER INDEX flow_minutes_ts RENAME TO flow_minutes_old_ts;
+ALTER INDEX flow_minutes_pair RENAME TO flow_minutes_old_pair;
 CREATE TABLE flow_minutes (
     ts         BIGINT  NOT NULL,
     exporter   TEXT    NOT NULL,
@@ -25,14 +38,20 @@ CREATE TABLE flow_minutes (
     first_seen BIGINT  NOT NULL,
     last_seen  BIGINT  NOT NULL
 ) PARTITION BY RANGE (ts);
-ALTER TABLE flow_minutes ATTACH PARTITION flow_minutes_default DEFAULT;
--- Partitioned indexes: every partition gets its own (the default's
--- existing ones are attached, not rebuilt).
+CREATE TABLE flow_minutes_default PARTITION OF flow_minutes DEFAULT;
+DO $$
+DECLARE e BIGINT := pg_temp.flow_day_end('flow_minutes_old');
+BEGIN
+    EXECUTE format('ALTER TABLE flow_minutes_old RENAME TO %I', pg_temp.flow_day_name('flow_minutes', e - 86400));
+    EXECUTE format('ALTER TABLE flow_minutes ATTACH PARTITION %I FOR VALUES FROM (MINVALUE) TO (%s)', pg_temp.flow_day_name('flow_minutes', e - 86400), e);
+END $$;
+-- Partitioned indexes: every partition gets its own (the old table's are
+-- attached, not rebuilt).
 CREATE INDEX flow_minutes_ts ON flow_minutes (ts);
 CREATE INDEX flow_minutes_pair ON flow_minutes (src, dst, ts);
 
-ALTER TABLE flow_hours RENAME TO flow_hours_default;
-ALTER INDEX flow_hours_ts RENAME TO flow_hours_default_ts;
+ALTER TABLE flow_hours RENAME TO flow_hours_old;
+ALTER INDEX flow_hours_ts RENAME TO flow_hours_old_ts;
 CREATE TABLE flow_hours (
     ts         BIGINT  NOT NULL,
     exporter   TEXT    NOT NULL,
@@ -47,5 +66,11 @@ CREATE TABLE flow_hours (
     first_seen BIGINT  NOT NULL,
     last_seen  BIGINT  NOT NULL
 ) PARTITION BY RANGE (ts);
-ALTER TABLE flow_hours ATTACH PARTITION flow_hours_default DEFAULT;
+CREATE TABLE flow_hours_default PARTITION OF flow_hours DEFAULT;
+DO $$
+DECLARE e BIGINT := pg_temp.flow_day_end('flow_hours_old');
+BEGIN
+    EXECUTE format('ALTER TABLE flow_hours_old RENAME TO %I', pg_temp.flow_day_name('flow_hours', e - 86400));
+    EXECUTE format('ALTER TABLE flow_hours ATTACH PARTITION %I FOR VALUES FROM (MINVALUE) TO (%s)', pg_temp.flow_day_name('flow_hours', e - 86400), e);
+END $$;
 CREATE INDEX flow_hours_ts ON flow_hours (ts);
