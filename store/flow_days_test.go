@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -342,4 +343,50 @@ func TestFlowDaysDefaultRows(t *testing.T) {
 			t.Errorf("day table = %v, want %d rows", got, 1-inDefault)
 		}
 	})
+}
+
+// TestFlowDaysUpgradedPartition (PostgreSQL): after 0014 the old table is
+// the partition of every day up to the upgrade's (MINVALUE to the end of
+// that day, named after it). Creating a day it covers counts as done, the
+// writes of those days land in it, the next days get their own, and
+// retention drops it whole once its last day expires.
+func TestFlowDaysUpgradedPartition(t *testing.T) {
+	db := storetest.OpenPostgres(t)
+	ctx := t.Context()
+	now := time.Now().Unix()
+	today := now - now%86400
+	legacy := store.FlowDayTable("flow_minutes", today-3*86400) // upgraded three days ago
+	if _, err := db.Writer().ExecContext(ctx, `CREATE TABLE `+legacy+` (LIKE flow_minutes INCLUDING DEFAULTS);
+		ALTER TABLE flow_minutes ATTACH PARTITION `+legacy+` FOR VALUES FROM (MINVALUE) TO (`+strconv.FormatInt(today-2*86400, 10)+`)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.EnsureFlowDays(ctx, today-10*86400, today); err != nil {
+		t.Fatalf("days the old partition covers: %v", err)
+	}
+	if _, err := db.WriteFlows(ctx, []record.Flow{dayFlow(today-9*86400, 1), dayFlow(today-3*86400+60, 2), dayFlow(now-60, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := flowCount(t, db, legacy); got[0] != 2 {
+		t.Errorf("%s holds %v, want the 2 rows of the days it covers", legacy, got)
+	}
+	if got := flowCount(t, db, "flow_minutes_default"); got[0] != 0 {
+		t.Errorf("default holds %v, want nothing", got)
+	}
+	// Retention of 4 days keeps it (its last day, today-3, ends after
+	// the cutoff); of 2 days drops it, with its 2 rows.
+	for _, tc := range []struct {
+		hours int
+		want  [2]int64
+	}{{4 * 24, [2]int64{3, 3}}, {2 * 24, [2]int64{1, 1}}} {
+		r := store.NewRetention(storetest.Logger(t), store.RetentionConfig{Hours: tc.hours, Interval: time.Hour}, db, nil)
+		if err := r.Register("flow_minutes", "ts"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := flowCount(t, db, "flow_minutes"); got != tc.want {
+			t.Errorf("after a run keeping %d h: %v, want %v", tc.hours, got, tc.want)
+		}
+	}
 }

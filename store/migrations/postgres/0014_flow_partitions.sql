@@ -10,17 +10,7 @@
 -- newest row's day, if later), named after that last day, so retention
 -- drops it whole like any day once that day expires. Not the DEFAULT
 -- partition: creating each new day would then scan all of it under an
--- exclusive lock. Readers query the parents by the tables' old names.
-CREATE FUNCTION pg_temp.flow_day_name(parent TEXT, last_day BIGINT) RETURNS TEXT
-    LANGUAGE sql AS $$ SELECT parent || '_d' || to_char(to_timestamp(last_day) AT TIME ZONE 'UTC', 'YYYYMMDD') $$;
-CREATE FUNCTION pg_temp.flow_day_end(tbl REGCLASS) RETURNS BIGINT
-    LANGUAGE plpgsql AS $$
-DECLARE newest BIGINT;
-BEGIN
-    EXECUTE format('SELECT MAX(ts) FROM %s', tbl) INTO newest;
-    RETURN (GREATEST(COALESCE(newest, 0), extract(epoch FROM now())::BIGINT) / 86400 + 1) * 86400;
-END $$;
-
+-- exclusive lock. An old table without rows is dropped. Readers query the parents by the tables' old names.
 ALTER TABLE flow_minutes RENAME TO flow_minutes_old;
 ALTER INDEX flow_minutes_ts RENAME TO flow_minutes_old_ts;
 ALTER INDEX flow_minutes_pair RENAME TO flow_minutes_old_pair;
@@ -40,10 +30,20 @@ CREATE TABLE flow_minutes (
 ) PARTITION BY RANGE (ts);
 CREATE TABLE flow_minutes_default PARTITION OF flow_minutes DEFAULT;
 DO $$
-DECLARE e BIGINT := pg_temp.flow_day_end('flow_minutes_old');
+DECLARE
+    newest BIGINT;
+    last_end BIGINT;
+    name TEXT;
 BEGIN
-    EXECUTE format('ALTER TABLE flow_minutes_old RENAME TO %I', pg_temp.flow_day_name('flow_minutes', e - 86400));
-    EXECUTE format('ALTER TABLE flow_minutes ATTACH PARTITION %I FOR VALUES FROM (MINVALUE) TO (%s)', pg_temp.flow_day_name('flow_minutes', e - 86400), e);
+    SELECT MAX(ts) INTO newest FROM flow_minutes_old;
+    IF newest IS NULL THEN
+        DROP TABLE flow_minutes_old;
+        RETURN;
+    END IF;
+    last_end := (GREATEST(newest, extract(epoch FROM now())::BIGINT) / 86400 + 1) * 86400;
+    name := 'flow_minutes_d' || to_char(to_timestamp(last_end - 86400) AT TIME ZONE 'UTC', 'YYYYMMDD');
+    EXECUTE format('ALTER TABLE flow_minutes_old RENAME TO %I', name);
+    EXECUTE format('ALTER TABLE flow_minutes ATTACH PARTITION %I FOR VALUES FROM (MINVALUE) TO (%s)', name, last_end);
 END $$;
 -- Partitioned indexes: every partition gets its own (the old table's are
 -- attached, not rebuilt).
@@ -68,9 +68,19 @@ CREATE TABLE flow_hours (
 ) PARTITION BY RANGE (ts);
 CREATE TABLE flow_hours_default PARTITION OF flow_hours DEFAULT;
 DO $$
-DECLARE e BIGINT := pg_temp.flow_day_end('flow_hours_old');
+DECLARE
+    newest BIGINT;
+    last_end BIGINT;
+    name TEXT;
 BEGIN
-    EXECUTE format('ALTER TABLE flow_hours_old RENAME TO %I', pg_temp.flow_day_name('flow_hours', e - 86400));
-    EXECUTE format('ALTER TABLE flow_hours ATTACH PARTITION %I FOR VALUES FROM (MINVALUE) TO (%s)', pg_temp.flow_day_name('flow_hours', e - 86400), e);
+    SELECT MAX(ts) INTO newest FROM flow_hours_old;
+    IF newest IS NULL THEN
+        DROP TABLE flow_hours_old;
+        RETURN;
+    END IF;
+    last_end := (GREATEST(newest, extract(epoch FROM now())::BIGINT) / 86400 + 1) * 86400;
+    name := 'flow_hours_d' || to_char(to_timestamp(last_end - 86400) AT TIME ZONE 'UTC', 'YYYYMMDD');
+    EXECUTE format('ALTER TABLE flow_hours_old RENAME TO %I', name);
+    EXECUTE format('ALTER TABLE flow_hours ATTACH PARTITION %I FOR VALUES FROM (MINVALUE) TO (%s)', name, last_end);
 END $$;
 CREATE INDEX flow_hours_ts ON flow_hours (ts);
