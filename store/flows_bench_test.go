@@ -30,6 +30,11 @@ func BenchmarkFlowQueries(b *testing.B) {
 			now := time.Now().Unix()
 			hour := now - now%3600
 			first := hour - 23*3600
+			// The days' partitions first, as the writer and retention
+			// create them (else the rows land in the default partition).
+			if err := db.EnsureFlowDays(ctx, first, now); err != nil {
+				b.Fatal(err)
+			}
 			const row = `'192.0.2.1', '10.' || ((i/65536)%256) || '.' || ((i/256)%256) || '.' || (i%256), '203.0.113.' || (i%250), 1024 + (i%60000), 443, 6, 1 + (i%100), 1000 + i, 1 + (i%10)`
 			hours := `INSERT INTO flow_hours SELECT $1 + h*3600, ` + row + `, $1 + h*3600 + 5, $1 + h*3600 + 60`
 			minutes := `INSERT INTO flow_minutes SELECT $1 + m*60, ` + row + `, $1 + m*60 + 5, $1 + m*60 + 50`

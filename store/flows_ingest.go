@@ -77,10 +77,20 @@ func (db *DB) writeMinutes(ctx context.Context, ms []flowagg.Minute) error {
 		return err
 	}
 	defer release()
-	return db.withTx(ctx, func(tx *sql.Tx) error {
+	if db.dialect == Postgres {
+		// Each day's partition before the write (a no-op once known): the
+		// rows land in their day, not in the DEFAULT partition.
+		for i := range ms {
+			db.ensureFlowDayForWrite(ctx, ms[i].TS)
+		}
+	}
+	var learned []string
+	_, gen := db.days.has("")
+	err = db.withTx(ctx, func(tx *sql.Tx) error {
 		w := &flowWriter{ctx: ctx, tx: tx, d: db.dialect, stmts: map[string]*wideStmt{}}
 		defer w.close()
 		built := map[int64]bool{}
+		days := map[int64]bool{}
 		for i := range ms {
 			m := &ms[i]
 			hour := m.TS - m.TS%3600
@@ -92,17 +102,39 @@ func (db *DB) writeMinutes(ctx context.Context, ms []flowagg.Minute) error {
 				}
 				built[hour] = b
 			}
-			if err := w.rows("flow_minutes", m.TS, m); err != nil {
+			minutes, hours := "flow_minutes", "flow_hours"
+			if db.dialect == SQLite && !days[m.TS/86400] {
+				// On SQLite the rows go to their day's table (flow_days.go).
+				days[m.TS/86400] = true
+				for _, parent := range flowDayTables {
+					names, err := ensureSQLiteDays(ctx, tx, &db.days, parent, []int64{m.TS})
+					if err != nil {
+						return err
+					}
+					learned = append(learned, names...)
+				}
+			}
+			if db.dialect == SQLite {
+				minutes, hours = FlowDayTable(minutes, m.TS), FlowDayTable(hours, hour)
+			}
+			if err := w.rows(minutes, m.TS, m); err != nil {
 				return err
 			}
 			if b {
-				if err := w.rows("flow_hours", hour, m); err != nil {
+				if err := w.rows(hours, hour, m); err != nil {
 					return err
 				}
 			}
 		}
 		return w.flushAll()
 	})
+	if err != nil {
+		// A day table dropped under a cached name: look them up again.
+		db.days.forget()
+		return err
+	}
+	db.days.learn(learned, gen)
+	return nil
 }
 
 // flowWriter batches rows into chunked INSERTs within one transaction.
@@ -182,7 +214,7 @@ func (w *flowWriter) flush(table string) error {
 }
 
 func (w *flowWriter) flushAll() error {
-	for _, t := range []string{"flow_minutes", "flow_hours"} {
+	for t := range w.args {
 		if err := w.flush(t); err != nil {
 			return err
 		}
@@ -194,16 +226,18 @@ func (w *flowWriter) flushAll() error {
 // flow_hours: per exporter the $2 5-tuples with the most octets in
 // detail, the rest (and the minutes' own remainders) summed into one other
 // row per exporter and protocol, so the hour's totals equal its minutes'.
-const buildHourSQL = `WITH g AS (
+func buildHourSQL(target string) string {
+	return `WITH g AS (
 	SELECT exporter, src, dst, src_port, dst_port, proto,
 		SUM(packets) AS packets, SUM(octets) AS octets, SUM(flows) AS flows, MIN(first_seen) AS first_seen, MAX(last_seen) AS last_seen,
 		ROW_NUMBER() OVER (PARTITION BY exporter ORDER BY CASE WHEN src = '' THEN 1 ELSE 0 END, SUM(octets) DESC, src, dst, src_port, dst_port, proto) AS rn
 	FROM flow_minutes WHERE ts >= CAST($1 AS BIGINT) AND ts < CAST($1 AS BIGINT) + 3600
 	GROUP BY exporter, src, dst, src_port, dst_port, proto)
-INSERT INTO flow_hours (` + flowCols + `)
+INSERT INTO ` + target + ` (` + flowCols + `)
 SELECT CAST($1 AS BIGINT), exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, first_seen, last_seen FROM g WHERE rn <= $2 AND src <> ''
 UNION ALL
 SELECT CAST($1 AS BIGINT), exporter, '', '', 0, 0, proto, SUM(packets), SUM(octets), SUM(flows), MIN(first_seen), MAX(last_seen) FROM g WHERE rn > $2 OR src = '' GROUP BY exporter, proto`
+}
 
 // BuildFlowHours rolls every hour that has minutes, is not built yet and
 // ended at or before before into flow_hours (hourRows detail rows per
@@ -244,7 +278,12 @@ func (db *DB) buildHour(ctx context.Context, hour int64, hourRows int) error {
 		return err
 	}
 	defer release()
-	return db.withTx(ctx, func(tx *sql.Tx) error {
+	if db.dialect == Postgres {
+		db.ensureFlowDayForWrite(ctx, hour)
+	}
+	var learned []string
+	_, gen := db.days.has("")
+	err = db.withTx(ctx, func(tx *sql.Tx) error {
 		if db.dialect == Postgres {
 			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, hourLockClass, int32(hour/3600)); err != nil {
 				return err
@@ -257,10 +296,26 @@ func (db *DB) buildHour(ctx context.Context, hour int64, hourRows int) error {
 		if built != 0 {
 			return nil // another hub built it
 		}
-		if _, err := tx.ExecContext(ctx, buildHourSQL, hour, hourRows); err != nil {
+		target := "flow_hours"
+		if db.dialect == SQLite {
+			// Into the hour's day table (flow_days.go), not the view.
+			names, err := ensureSQLiteDays(ctx, tx, &db.days, target, []int64{hour})
+			if err != nil {
+				return err
+			}
+			learned = names
+			target = FlowDayTable(target, hour)
+		}
+		if _, err := tx.ExecContext(ctx, buildHourSQL(target), hour, hourRows); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE flow_hour_state SET built = 1 WHERE ts = $1`, hour)
 		return err
 	})
+	if err != nil {
+		db.days.forget()
+		return err
+	}
+	db.days.learn(learned, gen)
+	return nil
 }

@@ -6,6 +6,7 @@ import "github.com/prometheus/client_golang/prometheus"
 type retentionMetrics struct {
 	deletedRows *prometheus.CounterVec
 	errors      *prometheus.CounterVec
+	droppedDays *prometheus.CounterVec
 	lastRun     prometheus.Gauge
 	runDuration prometheus.Histogram
 }
@@ -20,6 +21,10 @@ func newRetentionMetrics(reg prometheus.Registerer) *retentionMetrics {
 			Namespace: "netmon", Subsystem: "retention", Name: "errors_total",
 			Help: "Retention purges of a table that failed, by table.",
 		}, []string{"table"}),
+		droppedDays: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "netmon", Subsystem: "retention", Name: "dropped_days_total",
+			Help: "Whole expired days dropped (a table or partition each) from the tables stored by day, by table.",
+		}, []string{"table"}),
 		lastRun: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: "netmon", Subsystem: "retention", Name: "last_run_timestamp_seconds",
 			Help: "Unix time at which the last retention run finished.",
@@ -31,7 +36,7 @@ func newRetentionMetrics(reg prometheus.Registerer) *retentionMetrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.deletedRows, m.errors, m.lastRun, m.runDuration)
+		reg.MustRegister(m.deletedRows, m.errors, m.droppedDays, m.lastRun, m.runDuration)
 	}
 	return m
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -47,9 +49,15 @@ const (
 var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 
 // retentionTable is a registered table and its batch DELETE statement.
+// A table stored by day (flow_days.go) has its expired days dropped whole;
+// query then purges its default table only.
 type retentionTable struct {
 	name  string
 	query string
+	byDay bool
+	// dayCutoff purges up to the start of the cutoff's day, so that
+	// flow_hour_state keeps the hours of the days kept whole.
+	dayCutoff bool
 }
 
 // Retention deletes expired rows from the raw time-series tables that other
@@ -60,6 +68,11 @@ type Retention struct {
 	cfg     RetentionConfig
 	db      *DB
 	metrics *retentionMetrics
+
+	// maxHold is the longest single write of the runs so far (a batch
+	// DELETE, a day's drop), in nanoseconds: on SQLite, the longest the
+	// write lock was held from ingest (for the benchmark).
+	maxHold atomic.Int64
 
 	mu      sync.Mutex
 	tables  []retentionTable
@@ -111,9 +124,16 @@ func (r *Retention) Register(table, tsColumn string) error {
 	if r.db.Dialect() == Postgres {
 		rowAddr = "ctid"
 	}
+	byDay := slices.Contains(flowDayTables, table)
+	target := table
+	if byDay {
+		// The days are dropped whole; the default table row by row.
+		target += "_default"
+		r.metrics.droppedDays.WithLabelValues(table)
+	}
 	query := fmt.Sprintf(`DELETE FROM "%[1]s" WHERE %[3]s IN (SELECT %[3]s FROM "%[1]s" WHERE "%[2]s" < $1 LIMIT %[4]d)`,
-		table, tsColumn, rowAddr, retentionBatch)
-	r.tables = append(r.tables, retentionTable{name: table, query: query})
+		target, tsColumn, rowAddr, retentionBatch)
+	r.tables = append(r.tables, retentionTable{name: table, query: query, byDay: byDay, dayCutoff: table == "flow_hour_state"})
 	// Export the series at zero from the start.
 	r.metrics.deletedRows.WithLabelValues(table)
 	r.metrics.errors.WithLabelValues(table)
@@ -185,7 +205,9 @@ func (r *Retention) loop(ctx context.Context, done chan<- struct{}, first time.D
 }
 
 // RunOnce purges every registered table once and returns the number of
-// rows deleted per table. A failing table does not stop the others: its
+// rows deleted per table (for a table stored by day, the rows of its
+// default table: its whole days dropped are counted in
+// netmon_retention_dropped_days_total). A failing table does not stop the others: its
 // failure is logged and counted, and RunOnce returns all failures joined.
 func (r *Retention) RunOnce(ctx context.Context) (map[string]int64, error) {
 	if r.cfg.Hours <= 0 {
@@ -200,7 +222,24 @@ func (r *Retention) RunOnce(ctx context.Context) (map[string]int64, error) {
 	deleted := make(map[string]int64, len(tables))
 	var errs []error
 	for _, t := range tables {
-		n, err := r.purge(ctx, t, cutoff)
+		if t.byDay {
+			days, hold, err := r.db.pruneFlowDays(ctx, t.name, start.Unix(), cutoff)
+			r.held(hold)
+			r.metrics.droppedDays.WithLabelValues(t.name).Add(float64(days))
+			if days > 0 {
+				r.log.Info("days dropped", "table", t.name, "days", days, "cutoff", cutoff)
+			}
+			if err != nil && ctx.Err() == nil {
+				r.metrics.errors.WithLabelValues(t.name).Inc()
+				r.log.Warn("drop of expired days failed", "table", t.name, "dropped", days, "error", err)
+				errs = append(errs, fmt.Errorf("purge table %s: %w", t.name, err))
+			}
+		}
+		tcut := cutoff
+		if t.dayCutoff {
+			tcut -= tcut % 86400
+		}
+		n, err := r.purge(ctx, t, tcut)
 		deleted[t.name] = n
 		r.metrics.deletedRows.WithLabelValues(t.name).Add(float64(n))
 		if err != nil && ctx.Err() != nil {
@@ -228,7 +267,9 @@ func (r *Retention) RunOnce(ctx context.Context) (map[string]int64, error) {
 func (r *Retention) purge(ctx context.Context, t retentionTable, cutoff int64) (int64, error) {
 	var total int64
 	for {
+		began := time.Now()
 		res, err := r.db.ExecBulk(ctx, t.query, cutoff)
+		r.held(time.Since(began))
 		if err != nil {
 			return total, err
 		}
@@ -239,6 +280,16 @@ func (r *Retention) purge(ctx context.Context, t retentionTable, cutoff int64) (
 		total += n
 		if n < retentionBatch {
 			return total, nil
+		}
+	}
+}
+
+// held records a write's duration into maxHold.
+func (r *Retention) held(d time.Duration) {
+	for {
+		cur := r.maxHold.Load()
+		if int64(d) <= cur || r.maxHold.CompareAndSwap(cur, int64(d)) {
+			return
 		}
 	}
 }

@@ -19,6 +19,12 @@
 // Go rather than fail with SQLITE_BUSY on a lock upgrade), and a read pool
 // of Config.MaxConns read-only connections that WAL lets run beside the
 // writer. On PostgreSQL both are the same pool.
+//
+// The flow tables (flow_minutes, flow_hours) are stored by UTC day so that
+// retention drops a whole expired day instead of deleting its rows one by
+// one: PostgreSQL partitions by range of ts with a DEFAULT partition,
+// SQLite one table per day behind a UNION ALL view of the old name. The
+// readers' SQL is the same on both; see flow_days.go.
 package store
 
 import (
@@ -54,6 +60,8 @@ type DB struct {
 	writer   *sql.DB // == reader on PostgreSQL
 	// lane orders SQLite's writers (nil on PostgreSQL); see lane.go.
 	lane *lane
+	// days caches the flow tables' day tables known to exist (flow_days.go).
+	days flowDays
 }
 
 // Open opens the database named by cfg.DSN, choosing the dialect from its

@@ -42,6 +42,7 @@ func TestLoadHubDefaults(t *testing.T) {
 
 func TestLoadHubPrecedence(t *testing.T) {
 	file := writeFile(t, "port: 9001\nretention_hours: 24\ndb: from-file.db\nlog_format: json\nprune: false\n")
+	budgets := writeFile(t, "flow_minute_rows: 300\nflow_hour_rows: 400\n")
 	tests := []struct {
 		desc string
 		env  map[string]string
@@ -69,6 +70,14 @@ func TestLoadHubPrecedence(t *testing.T) {
 			args: []string{"--config", file, "--port", "9003", "--dev"},
 			want: func(h *HubConfig) {
 				h.Server.Port, h.Retention.Hours, h.Store.DSN, h.Server.LogFormat, h.Retention.Enabled, h.Server.File, h.UI.Dev = 9003, 48, "from-file.db", "json", false, file, true
+			},
+		},
+		{
+			desc: "flow store budgets from file, environment and flag",
+			env:  map[string]string{"NETMON_FLOW_HOUR_ROWS": "500"},
+			args: []string{"--config", budgets, "--flow-minute-rows", "250"},
+			want: func(h *HubConfig) {
+				h.Queue.Flows.MinuteRows, h.Queue.HourRows, h.Server.File = 250, 500, budgets
 			},
 		},
 		{
@@ -114,6 +123,8 @@ func TestLoadHubErrors(t *testing.T) {
 		{desc: "env port not a number", env: map[string]string{"NETMON_PORT": "eighty"}, wantErr: `port (from NETMON_PORT): "eighty" is not an integer`},
 		{desc: "env bool not a bool", env: map[string]string{"NETMON_PRUNE": "maybe"}, wantErr: `prune (from NETMON_PRUNE): "maybe" is not a boolean`},
 		{desc: "pool size out of range", env: map[string]string{"NETMON_DB_MAX_CONNS": "0"}, wantErr: "db_max_conns 0 (NETMON_DB_MAX_CONNS): must be between 1 and 1000"},
+		{desc: "flow minute rows zero", args: []string{"--flow-minute-rows", "0"}, wantErr: "flow-minute-rows 0: must be between 1 and 100000"},
+		{desc: "flow hour rows too many", env: map[string]string{"NETMON_FLOW_HOUR_ROWS": "2000000"}, wantErr: "flow-hour-rows 2000000: must be between 1 and 1000000"},
 		{desc: "unknown file key", file: "prot: 80\n", wantErr: `unknown key "prot"; did you mean "port"?`},
 		{desc: "listen not an address", args: []string{"--listen", "my-host"}, wantErr: `listen "my-host": want an IP address`},
 		{desc: "file not YAML", file: "port: [\n", wantErr: "config file"},

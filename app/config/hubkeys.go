@@ -117,6 +117,12 @@ var hubBindings = []binding[HubConfig]{
 	{key: "queue_workers", flag: "queue-workers", field: "Queue.Workers", kind: integer{},
 		usage: "parallel writers of the ingest queue (env NETMON_QUEUE_WORKERS)",
 		ptr:   func(c *HubConfig) any { return &c.Queue.Workers }},
+	{key: "flow_minute_rows", flag: "flow-minute-rows", field: "Queue.Flows.MinuteRows", kind: integer{},
+		usage: "5-tuples of an exporter's minute the flow store keeps in detail, the rest summed into counted other rows; 1-100000 (env NETMON_FLOW_MINUTE_ROWS)",
+		ptr:   func(c *HubConfig) any { return &c.Queue.Flows.MinuteRows }},
+	{key: "flow_hour_rows", flag: "flow-hour-rows", field: "Queue.HourRows", kind: integer{},
+		usage: "5-tuples of an exporter's hour the flow store keeps in detail when it rolls minutes up; 1-1000000 (env NETMON_FLOW_HOUR_ROWS)",
+		ptr:   func(c *HubConfig) any { return &c.Queue.HourRows }},
 
 	// Fleet and TLS.
 	{key: "enroll_token", flag: "enroll-token", field: "Fleet.StaticToken", kind: str{}, secret: true,

@@ -93,6 +93,14 @@ func (c HubConfig) validateCollectors() error {
 	if c.Queue.Workers < 1 || c.Queue.Workers > 256 {
 		return fmt.Errorf("queue-workers %d: must be between 1 and 256", c.Queue.Workers)
 	}
+	// Past these a minute's or an hour's write would grow without the
+	// bound the store's cost depends on (issue 16).
+	if r := c.Queue.Flows.MinuteRows; r < 1 || r > 100000 {
+		return fmt.Errorf("flow-minute-rows %d: must be between 1 and 100000", r)
+	}
+	if r := c.Queue.HourRows; r < 1 || r > 1000000 {
+		return fmt.Errorf("flow-hour-rows %d: must be between 1 and 1000000", r)
+	}
 	return nil
 }
 
