@@ -1,0 +1,214 @@
+package ebpf
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"strings"
+
+	cebpf "github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
+)
+
+// Accountant is the loaded and attached programs and the reader of their
+// maps. Read is called from one goroutine.
+type Accountant struct {
+	objs  attrObjects
+	links []link.Link
+	prev  map[attrFlowKey]*seen
+	lost  [2]Counters
+}
+
+type seen struct {
+	c    Counters
+	idle int
+}
+
+// Start checks what the kernel offers, loads the programs and attaches
+// them. Its error says exactly what is missing, prefixed "ebpf: ", for
+// the agent's attr_note.
+func Start() (*Accountant, error) {
+	kspec, err := btf.LoadKernelSpec()
+	if err != nil {
+		return nil, fmt.Errorf("ebpf: kernel %s has no BTF (/sys/kernel/btf/vmlinux: %v)", release(), unwrapErrno(err))
+	}
+	for _, tp := range []string{"sock_send_length", "sock_recv_length"} {
+		var td *btf.Typedef
+		if kspec.TypeByName("btf_trace_"+tp, &td) != nil {
+			return nil, fmt.Errorf("ebpf: kernel %s has no sock:%s tracepoint (needs 6.3 or later)", release(), tp)
+		}
+	}
+	// Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK.
+	if err := rlimit.RemoveMemlock(); err != nil && !errors.Is(err, unix.EPERM) {
+		return nil, fmt.Errorf("ebpf: raising RLIMIT_MEMLOCK: %v", err)
+	}
+	a := &Accountant{prev: map[attrFlowKey]*seen{}}
+	if err := loadAttrObjects(&a.objs, &cebpf.CollectionOptions{Programs: cebpf.ProgramOptions{KernelTypes: kspec}}); err != nil {
+		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+			return nil, errors.New("ebpf: needs CAP_BPF and CAP_PERFMON, or root")
+		}
+		var ve *cebpf.VerifierError
+		if errors.As(err, &ve) {
+			return nil, fmt.Errorf("ebpf: kernel %s refused the programs: %s", release(), lastLine(ve))
+		}
+		return nil, fmt.Errorf("ebpf: loading the programs: %v", err)
+	}
+	for _, p := range []*cebpf.Program{a.objs.SockSend, a.objs.SockRecv} {
+		l, err := link.AttachTracing(link.TracingOptions{Program: p})
+		if err != nil {
+			_ = a.Close()
+			if errors.Is(err, unix.EPERM) {
+				return nil, errors.New("ebpf: needs CAP_BPF and CAP_PERFMON, or root")
+			}
+			return nil, fmt.Errorf("ebpf: attaching %s: %v", p, err)
+		}
+		a.links = append(a.links, l)
+	}
+	return a, nil
+}
+
+// Read returns what was counted since the previous Read (or Start), and
+// deletes kernel entries idle for idleReads reads.
+func (a *Accountant) Read() (Delta, error) {
+	var d Delta
+	var k attrFlowKey
+	var vals []attrFlowVal
+	live := make(map[attrFlowKey]bool, len(a.prev))
+	it := a.objs.Flows.Iterate()
+	for it.Next(&k, &vals) {
+		var c Counters
+		for _, v := range vals {
+			c.BytesIn += v.BytesIn
+			c.BytesOut += v.BytesOut
+			c.CallsIn += v.CallsIn
+			c.CallsOut += v.CallsOut
+		}
+		live[k] = true
+		s := a.prev[k]
+		if s == nil {
+			s = &seen{}
+			a.prev[k] = s
+		}
+		delta := c.sub(s.c)
+		s.c = c
+		if delta.Zero() {
+			s.idle++
+			continue
+		}
+		s.idle = 0
+		d.Flows = append(d.Flows, flowOf(&k, delta))
+	}
+	if err := it.Err(); err != nil {
+		return d, fmt.Errorf("ebpf: reading the flows map: %w", err)
+	}
+	for key, s := range a.prev {
+		switch {
+		case !live[key]:
+			delete(a.prev, key)
+		case s.idle >= idleReads:
+			if err := a.objs.Flows.Delete(key); err == nil || errors.Is(err, cebpf.ErrKeyNotExist) {
+				delete(a.prev, key)
+			}
+		}
+	}
+	for i := range a.lost {
+		var c Counters
+		if err := a.objs.Lost.Lookup(uint32(i), &vals); err != nil {
+			return d, fmt.Errorf("ebpf: reading the lost map: %w", err)
+		}
+		for _, v := range vals {
+			c.BytesIn += v.BytesIn
+			c.BytesOut += v.BytesOut
+			c.CallsIn += v.CallsIn
+			c.CallsOut += v.CallsOut
+		}
+		delta := c.sub(a.lost[i])
+		a.lost[i] = c
+		if i == 0 {
+			d.Kernel = delta
+		} else {
+			d.MapFull = delta
+		}
+	}
+	return d, nil
+}
+
+// flowOf converts a kernel key.
+func flowOf(k *attrFlowKey, c Counters) Flow {
+	f := Flow{PID: int32(k.Pid), Proto: k.Proto, Counters: c}
+	var comm strings.Builder
+	for _, ch := range k.Comm {
+		if ch == 0 {
+			break
+		}
+		comm.WriteByte(byte(ch))
+	}
+	f.Comm = comm.String()
+	var local, remote netip.Addr
+	if k.Family == unix.AF_INET {
+		local, remote = netip.AddrFrom4([4]byte(k.Local[:4])), netip.AddrFrom4([4]byte(k.Remote[:4]))
+	} else {
+		local, remote = netip.AddrFrom16(k.Local).Unmap(), netip.AddrFrom16(k.Remote).Unmap()
+	}
+	f.Local, f.Remote = netip.AddrPortFrom(local, k.Lport), netip.AddrPortFrom(remote, k.Rport)
+	return f
+}
+
+// Stats returns the programs' run statistics (zero unless
+// kernel.bpf_stats_enabled is on, see EnableStats).
+func (a *Accountant) Stats() ([]ProgStats, error) {
+	var out []ProgStats
+	for name, p := range map[string]*cebpf.Program{"sock_send": a.objs.SockSend, "sock_recv": a.objs.SockRecv} {
+		st, err := p.Stats()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ProgStats{Name: name, RunTime: st.Runtime, RunCount: st.RunCount})
+	}
+	return out, nil
+}
+
+// EnableStats turns the kernel's BPF run statistics on until the closer
+// is closed (the same switch as sysctl kernel.bpf_stats_enabled=1).
+func EnableStats() (io.Closer, error) {
+	return cebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
+}
+
+// Close detaches and unloads the programs.
+func (a *Accountant) Close() error {
+	var errs []error
+	for _, l := range a.links {
+		errs = append(errs, l.Close())
+	}
+	a.links = nil
+	errs = append(errs, a.objs.Close())
+	return errors.Join(errs...)
+}
+
+func release() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return "(unknown release)"
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}
+
+func unwrapErrno(err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return errors.New("missing")
+	}
+	return err
+}
+
+func lastLine(err error) string {
+	s := strings.TrimSpace(fmt.Sprintf("%v", err))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
+}
