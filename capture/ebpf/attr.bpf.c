@@ -45,9 +45,10 @@ enum { BPF_ANY = 0 };
 #define MSG_PEEK 2
 #define PF_KTHREAD 0x00200000
 
+// Read whole (16 bytes); its members differ by kernel.
 struct in6_addr {
-	__u8 s6_addr[16];
-} __attribute__((preserve_access_index));
+	__u8 bytes[16];
+};
 
 struct sock_common {
 	union {
@@ -172,8 +173,8 @@ static __always_inline int account(struct sock *sk, int ret, int out)
 		BPF_CORE_READ_INTO((__be32 *)k.local, sk, __sk_common.skc_rcv_saddr);
 		BPF_CORE_READ_INTO((__be32 *)k.remote, sk, __sk_common.skc_daddr);
 	} else {
-		BPF_CORE_READ_INTO(&k.local, sk, __sk_common.skc_v6_rcv_saddr.s6_addr);
-		BPF_CORE_READ_INTO(&k.remote, sk, __sk_common.skc_v6_daddr.s6_addr);
+		BPF_CORE_READ_INTO(&k.local, sk, __sk_common.skc_v6_rcv_saddr);
+		BPF_CORE_READ_INTO(&k.remote, sk, __sk_common.skc_v6_daddr);
 	}
 
 	struct flow_val *v = bpf_map_lookup_elem(&flows, &k);

@@ -54,6 +54,9 @@ func Start() (*Accountant, error) {
 		}
 		var ve *cebpf.VerifierError
 		if errors.As(err, &ve) {
+			if os.Getenv("NETMON_EBPF_DEBUG") != "" {
+				fmt.Fprintf(os.Stderr, "%+v\n", ve)
+			}
 			return nil, fmt.Errorf("ebpf: kernel %s refused the programs: %s", release(), lastLine(ve))
 		}
 		return nil, fmt.Errorf("ebpf: loading the programs: %v", err)
