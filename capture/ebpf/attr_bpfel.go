@@ -14,16 +14,10 @@ import (
 )
 
 type attrFlowKey struct {
-	_      structs.HostLayout
-	Local  [16]uint8
-	Remote [16]uint8
-	Lport  uint16
-	Rport  uint16
-	Pid    uint32
-	Family uint8
-	Proto  uint8
-	Pad    [2]uint8
-	Comm   [16]int8
+	_     structs.HostLayout
+	Sk    uint64
+	Pid   uint32
+	Ports uint32
 }
 
 type attrFlowVal struct {
@@ -32,6 +26,14 @@ type attrFlowVal struct {
 	BytesOut uint64
 	CallsIn  uint64
 	CallsOut uint64
+	Local    [16]uint8
+	Remote   [16]uint8
+	Lport    uint16
+	Rport    uint16
+	Family   uint8
+	Proto    uint8
+	Pad      [2]uint8
+	Comm     [16]int8
 }
 
 // loadAttr returns the embedded CollectionSpec for attr.
@@ -84,8 +86,9 @@ type attrProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type attrMapSpecs struct {
-	Flows *ebpf.MapSpec `ebpf:"flows"`
-	Lost  *ebpf.MapSpec `ebpf:"lost"`
+	Flows   *ebpf.MapSpec `ebpf:"flows"`
+	Lost    *ebpf.MapSpec `ebpf:"lost"`
+	Scratch *ebpf.MapSpec `ebpf:"scratch"`
 }
 
 // attrVariableSpecs contains global variables before they are loaded into the kernel.
@@ -114,14 +117,16 @@ func (o *attrObjects) Close() error {
 //
 // It can be passed to loadAttrObjects or ebpf.CollectionSpec.LoadAndAssign.
 type attrMaps struct {
-	Flows *ebpf.Map `ebpf:"flows"`
-	Lost  *ebpf.Map `ebpf:"lost"`
+	Flows   *ebpf.Map `ebpf:"flows"`
+	Lost    *ebpf.Map `ebpf:"lost"`
+	Scratch *ebpf.Map `ebpf:"scratch"`
 }
 
 func (m *attrMaps) Close() error {
 	return _AttrClose(
 		m.Flows,
 		m.Lost,
+		m.Scratch,
 	)
 }
 

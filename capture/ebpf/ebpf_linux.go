@@ -26,6 +26,7 @@ type Accountant struct {
 
 type seen struct {
 	c    Counters
+	flow Flow // the socket and process, from the entry's creation
 	idle int
 }
 
@@ -84,27 +85,26 @@ func (a *Accountant) Read() (Delta, error) {
 	live := make(map[attrFlowKey]bool, len(a.prev))
 	it := a.objs.Flows.Iterate()
 	for it.Next(&k, &vals) {
-		var c Counters
-		for _, v := range vals {
-			c.BytesIn += v.BytesIn
-			c.BytesOut += v.BytesOut
-			c.CallsIn += v.CallsIn
-			c.CallsOut += v.CallsOut
-		}
+		c, first := sum(vals)
 		live[k] = true
 		s := a.prev[k]
 		if s == nil {
 			s = &seen{}
 			a.prev[k] = s
 		}
+		if first != nil {
+			s.flow = flowOf(k.Pid, first)
+		}
 		delta := c.sub(s.c)
 		s.c = c
-		if delta.Zero() {
+		if delta.Zero() || s.flow.Comm == "" && s.flow.Proto == 0 {
 			s.idle++
 			continue
 		}
 		s.idle = 0
-		d.Flows = append(d.Flows, flowOf(&k, delta))
+		f := s.flow
+		f.Counters = delta
+		d.Flows = append(d.Flows, f)
 	}
 	if err := it.Err(); err != nil {
 		return d, fmt.Errorf("ebpf: reading the flows map: %w", err)
@@ -120,16 +120,10 @@ func (a *Accountant) Read() (Delta, error) {
 		}
 	}
 	for i := range a.lost {
-		var c Counters
 		if err := a.objs.Lost.Lookup(uint32(i), &vals); err != nil {
 			return d, fmt.Errorf("ebpf: reading the lost map: %w", err)
 		}
-		for _, v := range vals {
-			c.BytesIn += v.BytesIn
-			c.BytesOut += v.BytesOut
-			c.CallsIn += v.CallsIn
-			c.CallsOut += v.CallsOut
-		}
+		c, _ := sum(vals)
 		delta := c.sub(a.lost[i])
 		a.lost[i] = c
 		if i == 0 {
@@ -141,11 +135,29 @@ func (a *Accountant) Read() (Delta, error) {
 	return d, nil
 }
 
-// flowOf converts a kernel key.
-func flowOf(k *attrFlowKey, c Counters) Flow {
-	f := Flow{PID: int32(k.Pid), Proto: k.Proto, Counters: c}
+// sum adds the per-CPU counters and returns the slot that holds the
+// socket's description (the CPU that created the entry), nil if none.
+func sum(vals []attrFlowVal) (Counters, *attrFlowVal) {
+	var c Counters
+	var first *attrFlowVal
+	for i := range vals {
+		v := &vals[i]
+		c.BytesIn += v.BytesIn
+		c.BytesOut += v.BytesOut
+		c.CallsIn += v.CallsIn
+		c.CallsOut += v.CallsOut
+		if v.Family != 0 {
+			first = v
+		}
+	}
+	return c, first
+}
+
+// flowOf converts the kernel's description of a socket.
+func flowOf(pid uint32, v *attrFlowVal) Flow {
+	f := Flow{PID: int32(pid), Proto: v.Proto}
 	var comm strings.Builder
-	for _, ch := range k.Comm {
+	for _, ch := range v.Comm {
 		if ch == 0 {
 			break
 		}
@@ -153,21 +165,26 @@ func flowOf(k *attrFlowKey, c Counters) Flow {
 	}
 	f.Comm = comm.String()
 	var local, remote netip.Addr
-	if k.Family == unix.AF_INET {
-		local, remote = netip.AddrFrom4([4]byte(k.Local[:4])), netip.AddrFrom4([4]byte(k.Remote[:4]))
+	if v.Family == unix.AF_INET {
+		local, remote = netip.AddrFrom4([4]byte(v.Local[:4])), netip.AddrFrom4([4]byte(v.Remote[:4]))
 	} else {
-		local, remote = netip.AddrFrom16(k.Local).Unmap(), netip.AddrFrom16(k.Remote).Unmap()
+		local, remote = netip.AddrFrom16(v.Local).Unmap(), netip.AddrFrom16(v.Remote).Unmap()
 	}
-	f.Local, f.Remote = netip.AddrPortFrom(local, k.Lport), netip.AddrPortFrom(remote, k.Rport)
+	f.Local, f.Remote = netip.AddrPortFrom(local, v.Lport), netip.AddrPortFrom(remote, v.Rport)
 	return f
 }
 
-// Stats returns the programs' run statistics (zero unless
+// Stats returns the programs' run statistics, sock_send then sock_recv
+// (zero unless
 // kernel.bpf_stats_enabled is on, see EnableStats).
 func (a *Accountant) Stats() ([]ProgStats, error) {
 	var out []ProgStats
-	for name, p := range map[string]*cebpf.Program{"sock_send": a.objs.SockSend, "sock_recv": a.objs.SockRecv} {
-		st, err := p.Stats()
+	for _, np := range []struct {
+		name string
+		p    *cebpf.Program
+	}{{"sock_send", a.objs.SockSend}, {"sock_recv", a.objs.SockRecv}} {
+		name := np.name
+		st, err := np.p.Stats()
 		if err != nil {
 			return nil, err
 		}
