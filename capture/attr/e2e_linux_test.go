@@ -55,7 +55,7 @@ func TestPcapHelperProcess(t *testing.T) {
 }
 
 // needPeers checks root and the tools; missing ones fail under CI=true.
-func needPeers(t *testing.T, tools ...string) {
+func needPeers(t testing.TB, tools ...string) {
 	t.Helper()
 	missing := []string{}
 	if os.Geteuid() != 0 {
@@ -87,7 +87,7 @@ func run(t *testing.T, name string, args ...string) string {
 
 // daemon starts a long-running command and stops it (by its PID) at the
 // end of the test.
-func daemon(t *testing.T, logPath string, name string, args ...string) *exec.Cmd {
+func daemon(t testing.TB, logPath string, name string, args ...string) *exec.Cmd {
 	t.Helper()
 	log, err := os.Create(logPath)
 	if err != nil {
