@@ -109,7 +109,7 @@ test: deps test-ui ## run every test (the console's, then Go's: store suites on 
 bench: bench-go bench-http bench-peers bench-fleet bench-attr ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side, simulated agents
 
 bench-go: ## Go benchmarks of the hot paths
-	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors|BenchmarkCardinality|BenchmarkFleet|BenchmarkAgentBinary|BenchmarkAttributionIperf' ./...
+	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors|BenchmarkCardinality|BenchmarkFleet|BenchmarkAgentBinary|BenchmarkAttributionIperf|BenchmarkKernelCostPerCall' ./...
 
 bench-attr: ## deep collection: the eBPF and pcap backends side by side while iperf3 moves 1 Gbit/s on loopback (CPU, RSS, attributed share); root
 	go test -run '^$$' -bench '^BenchmarkAttributionIperf$$' -benchtime 1x -count 1 ./capture/attr
