@@ -120,7 +120,7 @@ func iperfRun(b *testing.B, method string) {
 			SumReceived struct{ Bytes uint64 } `json:"sum_received"`
 		} `json:"end"`
 	}
-	t0 := time.Now()
+	var t0 time.Time
 	for try := 0; ; try++ { // the server may need a moment to listen
 		t0 = time.Now()
 		raw, err := exec.Command("iperf3", "-c", "127.0.0.1", "-p", port, "-t", strconv.Itoa(iperfSeconds), "-b", "1G", "--json").Output()
