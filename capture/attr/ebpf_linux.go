@@ -40,4 +40,3 @@ func (b *ebpfBackend) Collect() Report {
 	}
 	return reportFromDelta(d, b.cfg.MaxRows)
 }
-

@@ -20,11 +20,11 @@ func TestETWDecodeFixtures(t *testing.T) {
 		t.Fatalf("fixtures: %v %v", files, err)
 	}
 	want := map[string]etwNet{
-		"10-tcp-send-v4.bin": {4242, 1448, protoTCP, true, netip.MustParseAddrPort("10.0.0.5:50123"), netip.MustParseAddrPort("93.184.216.34:443")},
-		"11-tcp-recv-v4.bin": {4242, 5000, protoTCP, false, netip.MustParseAddrPort("10.0.0.5:50123"), netip.MustParseAddrPort("93.184.216.34:443")},
-		"26-tcp-send-v6.bin": {777, 517, protoTCP, true, netip.MustParseAddrPort("[2001:db8::5]:50200"), netip.MustParseAddrPort("[2001:db8::1]:443")},
-		"42-udp-send-v4.bin": {1234, 40, protoUDP, true, netip.MustParseAddrPort("10.0.0.5:61000"), netip.MustParseAddrPort("10.0.0.53:53")},
-		"59-udp-recv-v6.bin": {1234, 120, protoUDP, false, netip.MustParseAddrPort("[2001:db8::5]:61001"), netip.MustParseAddrPort("[2001:db8::53]:53")},
+		"10-tcp-send-v4.bin":        {4242, 1448, protoTCP, true, netip.MustParseAddrPort("10.0.0.5:50123"), netip.MustParseAddrPort("93.184.216.34:443")},
+		"11-tcp-recv-v4.bin":        {4242, 5000, protoTCP, false, netip.MustParseAddrPort("10.0.0.5:50123"), netip.MustParseAddrPort("93.184.216.34:443")},
+		"26-tcp-send-v6.bin":        {777, 517, protoTCP, true, netip.MustParseAddrPort("[2001:db8::5]:50200"), netip.MustParseAddrPort("[2001:db8::1]:443")},
+		"42-udp-send-v4.bin":        {1234, 40, protoUDP, true, netip.MustParseAddrPort("10.0.0.5:61000"), netip.MustParseAddrPort("10.0.0.53:53")},
+		"59-udp-recv-v6.bin":        {1234, 120, protoUDP, false, netip.MustParseAddrPort("[2001:db8::5]:61001"), netip.MustParseAddrPort("[2001:db8::53]:53")},
 		"43-udp-recv-v4-system.bin": {4, 300, protoUDP, false, netip.MustParseAddrPort("10.0.0.5:137"), netip.MustParseAddrPort("10.0.0.9:137")},
 	}
 	var c etwCounts
