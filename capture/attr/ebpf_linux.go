@@ -1,6 +1,7 @@
 package attr
 
 import (
+	"errors"
 	"log/slog"
 
 	"netmon/capture/ebpf"
@@ -8,12 +9,16 @@ import (
 
 // ebpfBackend is the eBPF backend: capture/ebpf counts in the kernel,
 // this shapes its deltas into the wire's process rows. It sees every
-// network namespace of the host (containers included) and has no L7 or
-// DNS section: payloads are not read in the kernel.
+// network namespace of the host (containers included). Payloads are not
+// read in the kernel: the L7 and DNS sections come from a pcap backend
+// run beside it when one can start (its byte counts are not used), so
+// auto on Linux loses no names for choosing eBPF.
 type ebpfBackend struct {
-	log *slog.Logger
-	cfg Config
-	acc *ebpf.Accountant
+	log   *slog.Logger
+	cfg   Config
+	acc   *ebpf.Accountant
+	names Backend // pcap, for L7 and DNS; nil when it cannot run
+	note  string  // why names is nil
 }
 
 // startEBPF loads and attaches the programs, or returns the reason it
@@ -24,12 +29,36 @@ func startEBPF(log *slog.Logger, cfg Config) (Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ebpfBackend{log: log, cfg: cfg, acc: acc}, nil
+	b := &ebpfBackend{log: log, cfg: cfg, acc: acc}
+	if p, err := startPcap(log, cfg); err == nil {
+		b.names = p
+	} else {
+		b.note = "no L7 and DNS names: " + err.Error()
+		log.Info("ebpf runs without L7 and DNS names", "reason", err.Error())
+	}
+	return b, nil
 }
 
 func (b *ebpfBackend) Method() string { return MethodEBPF }
-func (b *ebpfBackend) Iface() string  { return "" }
-func (b *ebpfBackend) Stop() error    { return b.acc.Close() }
+
+// Iface is the interface the names are read on, "" without them.
+func (b *ebpfBackend) Iface() string {
+	if b.names == nil {
+		return ""
+	}
+	return b.names.Iface()
+}
+
+// Note says why there are no L7 and DNS names ("" when there are).
+func (b *ebpfBackend) Note() string { return b.note }
+
+func (b *ebpfBackend) Stop() error {
+	err := b.acc.Close()
+	if b.names != nil {
+		err = errors.Join(err, b.names.Stop())
+	}
+	return err
+}
 
 func (b *ebpfBackend) Collect() Report {
 	d, err := b.acc.Read()
@@ -38,5 +67,10 @@ func (b *ebpfBackend) Collect() Report {
 		// them.
 		b.log.Warn("ebpf read", "err", err)
 	}
-	return reportFromDelta(d, b.cfg.MaxRows)
+	r := reportFromDelta(d, b.cfg.MaxRows)
+	if b.names != nil {
+		n := b.names.Collect()
+		r.L7, r.DNS = n.L7, n.DNS
+	}
+	return r
 }

@@ -25,10 +25,11 @@ func TestOpenRefusalsLinux(t *testing.T) {
 	}
 	// auto tries ebpf first: as root on a kernel with BTF it starts
 	// (TestEBPFRefusedWithoutPrivilege covers the refusal and the note
-	// that lists it before pcap's).
+	// that lists it before pcap's); the pcap it runs beside it for the
+	// names cannot, and the note says what is missing.
 	needPeers(t)
 	b, st := Open(log, Config{Method: MethodAuto, PcapInterface: "nosuch0"})
-	if b == nil || st != (Status{Method: MethodEBPF}) {
+	if b == nil || st != (Status{Method: MethodEBPF, Note: `no L7 and DNS names: pcap: interface "nosuch0" not found`}) {
 		t.Fatalf("auto: %v %+v, want ebpf", b, st)
 	}
 	if err := b.Stop(); err != nil {
