@@ -17,8 +17,8 @@ import (
 	"netmon/agentmode/wire"
 )
 
-// BenchmarkAttributionIperf runs each Linux backend (ebpf, then pcap on
-// lo) in a child process that collects every second like the agent,
+// BenchmarkAttributionIperf runs each Linux backend (ebpf alone, ebpf
+// with pcap on lo beside it for the names, pcap on lo) in a child process that collects every second like the agent,
 // while iperf3 moves -b 1G over loopback for iperfSeconds, and reports:
 // the child's CPU (percent of one core) and peak RSS, the share of the
 // bytes it saw that it tied to a process, and what it counted for the
@@ -28,7 +28,9 @@ import (
 // too.
 func BenchmarkAttributionIperf(b *testing.B) {
 	needPeers(b, "iperf3")
-	for _, method := range []string{MethodEBPF, MethodPcap} {
+	// ebpf alone (bytes per process), ebpf with the pcap beside it for
+	// the names (what auto runs), pcap alone.
+	for _, method := range []string{MethodEBPF, MethodEBPF + "+names", MethodPcap} {
 		b.Run(method, func(b *testing.B) {
 			for b.Loop() {
 				iperfRun(b, method)
@@ -54,7 +56,11 @@ func TestBenchHelperProcess(t *testing.T) {
 	if method == "" {
 		return
 	}
-	b, st := Open(slog.New(slog.NewTextHandler(io.Discard, nil)), Config{Method: method, PcapInterface: "lo"})
+	cfg := Config{Method: method, PcapInterface: "lo", NoNames: true}
+	if m, ok := strings.CutSuffix(method, "+names"); ok {
+		cfg.Method, cfg.NoNames = m, false
+	}
+	b, st := Open(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
 	if b == nil {
 		fmt.Printf("error %s\n", st.Note)
 		return
@@ -108,7 +114,7 @@ func iperfRun(b *testing.B, method string) {
 	defer func() { _ = helper.Process.Kill(); _ = helper.Wait() }()
 	out := bufio.NewReader(outR)
 	line, err := out.ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "ready "+method) {
+	if err != nil || !strings.HasPrefix(line, "ready "+strings.TrimSuffix(method, "+names")) {
 		b.Fatalf("backend %s did not start: %q %v", method, line, err)
 	}
 	port := strconv.Itoa(15300 + os.Getpid()%500)

@@ -30,6 +30,9 @@ func startEBPF(log *slog.Logger, cfg Config) (Backend, error) {
 		return nil, err
 	}
 	b := &ebpfBackend{log: log, cfg: cfg, acc: acc}
+	if cfg.NoNames {
+		return b, nil
+	}
 	if p, err := startPcap(log, cfg); err == nil {
 		b.names = p
 	} else {
