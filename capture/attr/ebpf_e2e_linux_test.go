@@ -49,7 +49,7 @@ func TestEBPFEndToEnd(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "body.bin"), bytes.Repeat([]byte("x"), bodySize), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	daemon(t, filepath.Join(dir, "http.log"), "ip", "netns", "exec", nsB, "/usr/bin/python3", "-m", "http.server", "--bind", "192.0.2.2", "--directory", dir, "8080")
+	httpd := daemon(t, filepath.Join(dir, "http.log"), "ip", "netns", "exec", nsB, "/usr/bin/python3", "-m", "http.server", "--bind", "192.0.2.2", "--directory", dir, "8080")
 	const dgrams, dgramSize = 200, 1000
 	recv := daemon(t, filepath.Join(dir, "udp.log"), "ip", "netns", "exec", nsB, "/usr/bin/python3", "-c",
 		"import socket\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\ns.bind(('192.0.2.2',9999))\nwhile True: s.recvfrom(65535)")
@@ -82,6 +82,11 @@ func TestEBPFEndToEnd(t *testing.T) {
 	t.Logf("curl pid %d: in %d out %d; curl says in %d out %d", curlPID, http.BytesIn, http.BytesOut, down+header, request)
 	if math.Abs(float64(http.BytesIn)-wantIn) > wantIn/100 || http.BytesOut != uint64(request) {
 		t.Errorf("curl bytes in/out %d/%d, curl says %d/%d", http.BytesIn, http.BytesOut, down+header, request)
+	}
+
+	// The server wrote what curl read, and read what curl wrote.
+	if sv := findProcess(r, "python3", int32(httpd.Process.Pid)); sv == nil || sv.BytesOut != http.BytesIn || sv.BytesIn != http.BytesOut {
+		t.Errorf("http server pid %d: %+v, want out %d in %d", httpd.Process.Pid, sv, http.BytesIn, http.BytesOut)
 	}
 
 	// The UDP client: python3 under its PID, every datagram sent.

@@ -203,3 +203,54 @@ func TestIdleEntriesDeleted(t *testing.T) {
 		t.Fatalf("%d kernel entries, %d remembered after %d idle reads", n, remembered, idleReads)
 	}
 }
+
+// sendfile(2) (Go's TCPConn.ReadFrom from a file) reaches the tracepoint
+// through splice_to_socket: counted like write.
+func TestSendfileCounted(t *testing.T) {
+	a := start(t)
+	f, err := os.CreateTemp(t.TempDir(), "body")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 2_500_000
+	if _, err := f.Write(make([]byte, n)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	done := make(chan int64)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			done <- -1
+			return
+		}
+		got, _ := io.Copy(io.Discard, c)
+		c.Close()
+		done <- got
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := c.(*net.TCPConn).ReadFrom(f); err != nil || w != n {
+		t.Fatalf("sendfile %d %v", w, err)
+	}
+	c.Close()
+	if got := <-done; got != n {
+		t.Fatalf("server read %d", got)
+	}
+	d, err := a.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl := sumFor(d, 6, c.LocalAddr().String(), ln.Addr().String()); cl.BytesOut != n {
+		t.Fatalf("sent with sendfile: %+v, want %d bytes out", cl, n)
+	}
+}
