@@ -36,7 +36,10 @@ type seen struct {
 func Start() (*Accountant, error) {
 	kspec, err := btf.LoadKernelSpec()
 	if err != nil {
-		return nil, fmt.Errorf("ebpf: kernel %s has no BTF (/sys/kernel/btf/vmlinux: %v)", release(), unwrapErrno(err))
+		if errors.Is(err, cebpf.ErrNotSupported) || errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("ebpf: kernel %s has no BTF (no /sys/kernel/btf/vmlinux: built without CONFIG_DEBUG_INFO_BTF)", release())
+		}
+		return nil, fmt.Errorf("ebpf: reading the kernel's BTF: %v", err)
 	}
 	for _, tp := range []string{"sock_send_length", "sock_recv_length"} {
 		var td *btf.Typedef
@@ -216,13 +219,6 @@ func release() string {
 		return "(unknown release)"
 	}
 	return unix.ByteSliceToString(u.Release[:])
-}
-
-func unwrapErrno(err error) error {
-	if errors.Is(err, os.ErrNotExist) {
-		return errors.New("missing")
-	}
-	return err
 }
 
 func lastLine(err error) string {
