@@ -58,6 +58,8 @@ func Start() (*Accountant, error) {
 		}
 		var ve *cebpf.VerifierError
 		if errors.As(err, &ve) {
+			// The whole verifier log is long: only on request, for
+			// whoever edits attr.bpf.c.
 			if os.Getenv("NETMON_EBPF_DEBUG") != "" {
 				fmt.Fprintf(os.Stderr, "%+v\n", ve)
 			}
