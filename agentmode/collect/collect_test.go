@@ -41,10 +41,10 @@ func TestDeepCollection(t *testing.T) {
 		var gotCfg attr.Config
 		c.open = func(_ *slog.Logger, cfg attr.Config) (attr.Backend, attr.Status) {
 			gotCfg = cfg
-			return fb, attr.Status{Method: "pcap", Iface: "eth9", Note: "ebpf: not built yet in this version"}
+			return fb, attr.Status{Method: "pcap", Iface: "eth9", Note: "ebpf: needs CAP_BPF and CAP_PERFMON, or root"}
 		}
 		b := c.Collect(ctx)
-		if b.AttrMethod != "pcap" || b.AttrIface != "eth9" || b.AttrNote != "ebpf: not built yet in this version" {
+		if b.AttrMethod != "pcap" || b.AttrIface != "eth9" || b.AttrNote != "ebpf: needs CAP_BPF and CAP_PERFMON, or root" {
 			t.Errorf("attr %q %q %q", b.AttrMethod, b.AttrIface, b.AttrNote)
 		}
 		if len(b.Processes) != 1 || len(b.L7) != 1 || len(b.DNS) != 1 || gotCfg.Snaplen != 600 || gotCfg.Method != "auto" {

@@ -252,6 +252,11 @@ func (s *Server) buildEngine() *gin.Engine {
 	// Strict paths: /healthz/ is a 404, not a redirect a client may not follow.
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
+	// Route on the escaped path, so an escaped "/" stays inside one
+	// segment (process names such as "kworker/u8:2" in
+	// /api/v1/agents/{id}/processes/{name}); parameters are unescaped.
+	e.UseRawPath = true
+	e.UnescapePathValues = true
 	// Handlers use *gin.Context as their context.Context: make it the request's.
 	e.ContextWithFallback = true
 	// The client address is the direct peer unless it is a configured

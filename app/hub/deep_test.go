@@ -151,6 +151,20 @@ func TestDeepRoutes(t *testing.T) {
 		if len(page.Events) != 0 {
 			t.Errorf("site b sees site a's events: %+v", page.Events)
 		}
+
+		// A process name with slashes (kernel threads, a path as
+		// argv[0]) is one URL-escaped path segment of the detail route.
+		telemetry(t, h, a.AgentToken, map[string]any{"ts": now, "seq": 3, "interfaces": []any{}, "connections": []any{},
+			"processes": []map[string]any{{"process": "kworker/u8:2/x y", "pid": 77, "bytes_in": 5, "bytes_out": 6}}}).must(t, 200)
+		path := fmt.Sprintf("/api/v1/agents/%d/processes/%s?minutes=60", a.AgentID, url.PathEscape("kworker/u8:2/x y"))
+		eventually(t, "the slash process stored", func() bool { return admin.call("GET", path, nil).code == 200 })
+		var k procview.Detail
+		admin.call("GET", path, nil).must(t, 200).decode(t, &k)
+		if k.Process != "kworker/u8:2/x y" || k.Summary.BytesIn != 5 || k.Summary.BytesOut != 6 || len(k.Summary.PIDs) != 1 || k.Summary.PIDs[0] != 77 {
+			t.Errorf("slash process detail %+v", k)
+		}
+		// Unescaped, the slashes are path separators: no such route.
+		admin.call("GET", fmt.Sprintf("/api/v1/agents/%d/processes/kworker/u8:2", a.AgentID), nil).must(t, 404)
 	})
 }
 

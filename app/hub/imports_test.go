@@ -40,8 +40,9 @@ var importRules = []struct {
 	{"capture/source", nil},
 	{"capture/pcaprec", nil},
 	{"capture/proc", nil},
+	{"capture/ebpf", nil}, // the eBPF backend's kernel programs and map reader
 	// The agent's attribution backends report in the wire's section types.
-	{"capture/attr", []string{"agentmode/wire", "capture/decode", "capture/source"}},
+	{"capture/attr", []string{"agentmode/wire", "capture/decode", "capture/ebpf", "capture/source"}},
 	{"capture", []string{"capture/decode", "capture/pcaprec", "capture/source", "collectors/geo"}},
 	{"collectors/geo", nil},
 	{"collectors/udpsock", []string{"store/record"}},

@@ -5,9 +5,10 @@
 //
 // Backends, in the spec's auto order per system:
 //
-//   - ebpf (Linux): kernel accounting through cilium/ebpf. Not in this
-//     build: ebpf_linux.go is the seam where it slots in (a function that
-//     starts it and returns a Backend or the reason it cannot run).
+//   - ebpf (Linux, kernel 6.3+ with BTF, CAP_BPF and CAP_PERFMON or
+//     root): capture/ebpf counts every TCP/UDP sendmsg/recvmsg per
+//     process and socket in the kernel; ebpf_linux.go shapes its deltas.
+//     It sees every network namespace and has no L7 or DNS section.
 //   - etw (Windows): not in this build (etw_windows.go).
 //   - pcap: AF_PACKET on Linux (pcap_linux.go) through capture/source,
 //     snaplen 600; flows mapped to processes from the socket tables
@@ -22,7 +23,7 @@
 // the answer's address within answerWindow, else stays unattributed.
 //
 // Open tries the candidates in order and records each refusal as a
-// precise note ("ebpf: not built yet in this version", "pcap: needs
+// precise note ("ebpf: needs CAP_BPF and CAP_PERFMON, or root", "pcap: needs
 // CAP_NET_RAW or root"), which the agent sends as attr_note.
 //
 // Where it sits: a producer under capture/, imported by the agent

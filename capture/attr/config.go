@@ -25,6 +25,9 @@ type Config struct {
 	// FlowIdle is how long a flow without packets is kept (its owner
 	// remembered) before it is forgotten.
 	FlowIdle time.Duration
+	// NoNames runs the ebpf backend without the pcap beside it that
+	// reads the L7 and DNS names (bytes per process only).
+	NoNames bool
 	// MaxRows bounds each section of a report (processes, l7, dns); the
 	// rows with the least traffic are left out.
 	MaxRows int

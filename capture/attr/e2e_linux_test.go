@@ -29,7 +29,10 @@ import (
 
 const helperEnv = "NETMON_ATTR_E2E_HELPER"
 
-// TestPcapHelperProcess is the backend side of TestPcapEndToEnd: it does
+// helperMethodEnv is the helper's collect.method (pcap when unset).
+const helperMethodEnv = "NETMON_ATTR_E2E_METHOD"
+
+// TestPcapHelperProcess is the backend side of TestEndToEnd: it does
 // nothing unless started by it.
 func TestPcapHelperProcess(t *testing.T) {
 	iface := os.Getenv(helperEnv)
@@ -37,7 +40,11 @@ func TestPcapHelperProcess(t *testing.T) {
 		return
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	b, st := Open(log, Config{Method: MethodPcap, PcapInterface: iface})
+	method := os.Getenv(helperMethodEnv)
+	if method == "" {
+		method = MethodPcap
+	}
+	b, st := Open(log, Config{Method: method, PcapInterface: iface})
 	if b == nil {
 		fmt.Printf("error %s\n", st.Note)
 		return
@@ -55,7 +62,7 @@ func TestPcapHelperProcess(t *testing.T) {
 }
 
 // needPeers checks root and the tools; missing ones fail under CI=true.
-func needPeers(t *testing.T, tools ...string) {
+func needPeers(t testing.TB, tools ...string) {
 	t.Helper()
 	missing := []string{}
 	if os.Geteuid() != 0 {
@@ -87,7 +94,7 @@ func run(t *testing.T, name string, args ...string) string {
 
 // daemon starts a long-running command and stops it (by its PID) at the
 // end of the test.
-func daemon(t *testing.T, logPath string, name string, args ...string) *exec.Cmd {
+func daemon(t testing.TB, logPath string, name string, args ...string) *exec.Cmd {
 	t.Helper()
 	log, err := os.Create(logPath)
 	if err != nil {
@@ -140,13 +147,21 @@ func client(t *testing.T, ns string, stdin io.Reader, name string, args ...strin
 	return buf.String(), cmd.Process.Pid
 }
 
-func TestPcapEndToEnd(t *testing.T) {
+// TestEndToEnd runs the scenario with each Linux backend: pcap alone,
+// and ebpf (bytes from the kernel) with pcap beside it for the names.
+func TestEndToEnd(t *testing.T) {
+	for _, method := range []string{MethodPcap, MethodEBPF} {
+		t.Run(method, func(t *testing.T) { endToEnd(t, method) })
+	}
+}
+
+func endToEnd(t *testing.T, method string) {
 	needPeers(t, "ip", "curl", "openssl", "dnsmasq", "dig", "/usr/bin/python3")
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o755); err != nil { // dnsmasq drops to nobody
 		t.Fatal(err)
 	}
-	id := strconv.Itoa(os.Getpid() % 100000)
+	id := method[:1] + strconv.Itoa(os.Getpid()%100000)
 	nsA, nsB, vA, vB := "attrA"+id, "attrB"+id, "atA"+id, "atB"+id
 	run(t, "ip", "netns", "add", nsA)
 	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", nsA).Run() })
@@ -189,7 +204,7 @@ func TestPcapEndToEnd(t *testing.T) {
 
 	// The backend in nsA, on the veth.
 	helper := exec.Command("ip", "netns", "exec", nsA, os.Args[0], "-test.run=^TestPcapHelperProcess$", "-test.v=false")
-	helper.Env = append(os.Environ(), helperEnv+"="+vA)
+	helper.Env = append(os.Environ(), helperEnv+"="+vA, helperMethodEnv+"="+method)
 	helperIn, _ := helper.StdinPipe()
 	helperOutR, _ := helper.StdoutPipe()
 	helper.Stderr = os.Stderr
@@ -199,7 +214,7 @@ func TestPcapEndToEnd(t *testing.T) {
 	t.Cleanup(func() { _ = helperIn.Close(); _ = helper.Process.Kill(); _ = helper.Wait() })
 	helperOut := bufio.NewReader(helperOutR)
 	line, err := helperOut.ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "ready pcap "+vA) {
+	if err != nil || !strings.HasPrefix(line, "ready "+method+" "+vA) {
 		t.Fatalf("backend did not start: %q %v", line, err)
 	}
 

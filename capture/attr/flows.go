@@ -193,10 +193,23 @@ func (t *table) count(k flowKey, out bool, p packet, now time.Time) {
 		f.pin++
 	}
 	switch {
+	case len(p.Payload) > 0 && k.remote.Port() == 53 && p.Proto == protoUDP:
+		t.dns(f, p.Payload, out, now)
+	case len(p.Payload) > 0 && k.remote.Port() == 53 && p.Proto == protoTCP:
+		// DNS over TCP (answers too big for UDP, some resolvers
+		// always): the whole messages of this segment. One split over
+		// segments, or cut by the snaplen, is not read (no DNS stream
+		// is reassembled); its bytes are still counted.
+		for rest := p.Payload; len(rest) > 0; {
+			msg, next, err := decode.SplitDNSTCP(rest)
+			if err != nil {
+				break
+			}
+			t.dns(f, msg, out, now)
+			rest = next
+		}
 	case p.Proto == protoTCP && out && !f.l7Done && p.PayloadLen > 0:
 		t.l7(f, p)
-	case p.Proto == protoUDP && len(p.Payload) > 0 && k.remote.Port() == 53:
-		t.dns(f, p, out, now)
 	}
 }
 
@@ -246,10 +259,11 @@ func (t *table) endL7(f *flow) {
 }
 
 // dns counts the reportable question names of a query this host sent
-// (out, to port 53) or of an answer it received (from port 53).
-func (t *table) dns(f *flow, p packet, out bool, now time.Time) {
+// (out, to port 53) or of an answer it received (from port 53); payload
+// is one DNS message.
+func (t *table) dns(f *flow, payload []byte, out bool, now time.Time) {
 	m := &t.dnsMsg
-	if decode.ParseDNS(p.Payload, m) != nil || m.Opcode != 0 || m.Response == out {
+	if decode.ParseDNS(payload, m) != nil || m.Opcode != 0 || m.Response == out {
 		return
 	}
 	for _, q := range m.Questions {

@@ -121,6 +121,35 @@ func TestTableReport(t *testing.T) {
 	}
 }
 
+// DNS over TCP: two framed queries in one segment, the answer in the
+// next; a message cut by the segment's end is not read.
+func TestTableDNSOverTCP(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	tab := newTable(DefaultConfig(), wire.ReasonNotLocal)
+	tab.setLocal([]netip.Addr{netip.MustParseAddr("10.0.0.1")})
+	frameDNS := func(msgs ...[]byte) []byte {
+		var out []byte
+		for _, m := range msgs {
+			out = append(out, byte(len(m)>>8), byte(len(m)))
+			out = append(out, m...)
+		}
+		return out
+	}
+	q, a := dnsQuery("big.example.test", false), dnsQuery("big.example.test", true)
+	cut := frameDNS(dnsQuery("cut.example.test", false))
+	feed(tab, now,
+		frame(t, ip4("10.0.0.1", "10.0.0.53", layers.IPProtocolTCP), tcp(41000, 53, 1, false), frameDNS(q, q)),
+		frame(t, ip4("10.0.0.53", "10.0.0.1", layers.IPProtocolTCP), tcp(53, 41000, 1, false), frameDNS(a)),
+		frame(t, ip4("10.0.0.1", "10.0.0.53", layers.IPProtocolTCP), tcp(41000, 53, 100, false), cut[:len(cut)-3]),
+	)
+	tab.resolve(tab.pendingKeys(), func(flowKey) (owner, bool) { return owner{pid: 9, name: "unbound"}, true })
+	got := tab.report(now)
+	want := []wire.DNSObservation{{Domain: "big.example.test", Process: "unbound", PID: 9, Queries: 2, Responses: 1}}
+	if !reflect.DeepEqual(got.DNS, want) || len(got.L7) != 0 {
+		t.Fatalf("dns %+v l7 %+v, want %+v", got.DNS, got.L7, want)
+	}
+}
+
 func TestTableLoopbackCountsBothEnds(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	tab := newTable(DefaultConfig(), wire.ReasonNotLocal)

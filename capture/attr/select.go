@@ -37,6 +37,9 @@ func Open(log *slog.Logger, cfg Config) (Backend, Status) {
 			log.Info("attribution backend not started", "method", c.method, "reason", err.Error())
 			continue
 		}
+		if n, ok := b.(interface{ Note() string }); ok && n.Note() != "" {
+			notes = append(notes, n.Note()) // what the running backend lacks
+		}
 		log.Info("attribution backend started", "method", b.Method(), "iface", b.Iface())
 		return b, Status{Method: b.Method(), Iface: b.Iface(), Note: strings.Join(notes, "; ")}
 	}

@@ -532,7 +532,7 @@ export interface paths {
         };
         /**
          * One process of an agent: summary, destinations with country/ASN, live sockets, DNS and SNI/Host names, timeline
-         * @description Aggregates cover minutes (default 1440) ending now. summary: first/last minute with traffic, PIDs, bytes, last_bucket_bps (bytes/s of the last minute with traffic). destinations: remote ends of the process's sockets grouped by remote_ip, remote_port, proto. connections: the process's sockets in the agent's last batch. names: DNS names (kind dns) and TLS SNI / HTTP Host (kind tls, http). timeline: first_seen, first_dns, first_l7, spikes (minutes above mean + 3 sigma), related_alerts (empty until alerting lands). For (unattributed), unattributed_reasons breaks the bytes down by the agent's reason.
+         * @description name is the process name as one URL-escaped path segment (a name with slashes, such as kworker/u8:2, is sent as kworker%2Fu8:2). Aggregates cover minutes (default 1440) ending now. summary: first/last minute with traffic, PIDs, bytes, last_bucket_bps (bytes/s of the last minute with traffic). destinations: remote ends of the process's sockets grouped by remote_ip, remote_port, proto. connections: the process's sockets in the agent's last batch. names: DNS names (kind dns) and TLS SNI / HTTP Host (kind tls, http). timeline: first_seen, first_dns, first_l7, spikes (minutes above mean + 3 sigma), related_alerts (empty until alerting lands). For (unattributed), unattributed_reasons breaks the bytes down by the agent's reason.
          */
         get: operations["getAgentProcess"];
         put?: never;
