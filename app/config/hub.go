@@ -35,6 +35,7 @@ import (
 	"netmon/app/fleet/pki"
 	"netmon/app/httpguard"
 	"netmon/app/live"
+	"netmon/app/netguard"
 	"netmon/capture"
 	"netmon/capture/pcaprec"
 	"netmon/collectors/flows"
@@ -90,6 +91,8 @@ type HubConfig struct {
 	TLS pki.Config
 	// Alerts is the alert engine (-alerts).
 	Alerts alerting.Config
+	// Outbound is the guard of every outbound connection (-outbound-allow).
+	Outbound netguard.Config
 }
 
 // Server holds the settings of the hub process itself, which belong to
@@ -132,6 +135,7 @@ func DefaultHubConfig() HubConfig {
 		Vault:     vault.DefaultConfig(),
 		OIDC:      oidc.DefaultConfig(),
 		Geo:       geo.DefaultConfig(),
+		Outbound:  netguard.DefaultConfig(),
 		Capture:   capture.DefaultConfig(),
 		Record:    pcaprec.DefaultConfig(),
 		Live:      live.DefaultConfig(),

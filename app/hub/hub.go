@@ -34,6 +34,7 @@ import (
 	"netmon/app/fleet/pki"
 	"netmon/app/httpguard"
 	"netmon/app/live"
+	"netmon/app/netguard"
 	"netmon/app/version"
 	"netmon/capture"
 	"netmon/capture/proc"
@@ -68,6 +69,7 @@ type Hub struct {
 	vault     *vault.Vault
 	auth      *auth.Service
 	geo       *geo.Geo
+	netGuard  *netguard.Guard // every outbound connection the hub makes
 	capture   *capture.Capture
 	conns     *proc.Lister
 	live      *live.Broker
@@ -115,6 +117,7 @@ func New(ctx context.Context, log *slog.Logger, cfg config.HubConfig, opts ...Op
 		}
 	}()
 	h.reg = newRegistry()
+	h.netGuard = netguard.New(cfg.Outbound)
 	if err := h.buildListener(); err != nil {
 		return nil, err
 	}
