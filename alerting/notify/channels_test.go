@@ -35,9 +35,9 @@ func TestHTTPChannels(t *testing.T) {
 	cfg := testConfig()
 	cfg.MessengerBaseURL = srv.URL + "/tg"
 	box := newBox(Settings{
-		GenericURL:  srv.URL + "/generic",
-		Chatapp1URL: srv.URL + "/chat1/T000/B000/XXXX",
-		Chatapp2URL: srv.URL + "/chat2/123/tok",
+		GenericURL:     srv.URL + "/generic",
+		Chatapp1URL:    srv.URL + "/chat1/T000/B000/XXXX",
+		Chatapp2URL:    srv.URL + "/chat2/123/tok",
 		MessengerToken: "123:ABC", MessengerChatID: "-100200",
 		TeamchatURL:  srv.URL + "/teamchat/hook",
 		WebhookV2URL: srv.URL + "/v2", WebhookV2Secret: "s3cret",
@@ -58,7 +58,7 @@ func TestHTTPChannels(t *testing.T) {
 	evJSON := `{"id":42,"ts":1764000000,"kind":"port","key":"agent1|203.0.113.9:4444","message":"connection to 203.0.113.9:4444","severity":9,"state":"firing","site":"paris","count":1,"group_id":0,"ext_ref":"","agent_id":3,"last_ts":1764000000,"resolved_ts":0}`
 	text := `[netmon] CRIT port: connection to 203.0.113.9:4444 (agent1|203.0.113.9:4444) site paris`
 	want := map[string]string{
-		"/generic":             evJSON,
+		"/generic":              evJSON,
 		"/chat1/T000/B000/XXXX": `{"text":"` + text + `"}`,
 		"/chat2/123/tok": `{"content":"` + text + `","embeds":[{"title":"Suspicious remote port","description":"connection to 203.0.113.9:4444","color":14090240,"timestamp":"2025-11-24T16:00:00Z","fields":[` +
 			`{"name":"kind","value":"port","inline":true},{"name":"severity","value":"9","inline":true},{"name":"key","value":"agent1|203.0.113.9:4444","inline":false},{"name":"site","value":"paris","inline":true}]}]}`,

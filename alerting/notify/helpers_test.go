@@ -31,9 +31,9 @@ type settingsBox struct {
 	s  Settings
 }
 
-func (b *settingsBox) get() Settings   { b.mu.Lock(); defer b.mu.Unlock(); return b.s }
-func (b *settingsBox) set(s Settings)  { b.mu.Lock(); b.s = s; b.mu.Unlock() }
-func newBox(s Settings) *settingsBox { return &settingsBox{s: s} }
+func (b *settingsBox) get() Settings  { b.mu.Lock(); defer b.mu.Unlock(); return b.s }
+func (b *settingsBox) set(s Settings) { b.mu.Lock(); b.s = s; b.mu.Unlock() }
+func newBox(s Settings) *settingsBox  { return &settingsBox{s: s} }
 
 // testConfig retries fast.
 func testConfig() Config {
