@@ -113,10 +113,10 @@ func TestEmail(t *testing.T) {
 		t.Fatal(err)
 	}
 	for h, want := range map[string]string{
-		"From":          "<netmon@example.test>",
-		"To":            "<noc@example.test>, <oncall@example.test>",
-		"Subject":       "[netmon] CRIT Suspicious remote port: connection to 203.0.113.9:4444",
-		"X-Netmon-Kind": "port",
+		"From":           "<netmon@example.test>",
+		"To":             "<noc@example.test>, <oncall@example.test>",
+		"Subject":        "[netmon] CRIT Suspicious remote port: connection to 203.0.113.9:4444",
+		"X-Netmon-Kind":  "port",
 		"X-Netmon-Event": "42",
 	} {
 		if got := msg.Header.Get(h); got != want {
