@@ -62,6 +62,15 @@ type Deps struct {
 	Settings func(ctx context.Context) (Settings, error)
 	// Now is the clock (time.Now when nil); tests inject theirs.
 	Now func() time.Time
+	// Sink receives every new stored event for delivery (alerting/notify);
+	// nil: none. Offer must not block: the engine never waits on delivery.
+	Sink EventSink
+}
+
+// EventSink takes new events for delivery without blocking (false: it
+// dropped the event and counted it).
+type EventSink interface {
+	Offer(ev record.AlertEvent) bool
 }
 
 // Engine evaluates the rules and keeps the events' lifecycle.

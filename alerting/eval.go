@@ -155,6 +155,9 @@ func (e *Engine) raiseOneLocked(ctx context.Context, now time.Time, a rules.Aler
 		e.m.tickDrops.Inc()
 	}
 	e.pending = append(e.pending, ev)
+	if e.dep.Sink != nil {
+		e.dep.Sink.Offer(ev) // never blocks: a bounded queue, full = dropped and counted
+	}
 	e.pruneLocked(now, cooldown)
 	return OutcomeStored
 }

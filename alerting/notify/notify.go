@@ -44,8 +44,9 @@ type Deps struct {
 	// Settings returns the channels in force (read at every batch, so a
 	// PUT /api/alerts applies at once).
 	Settings func() Settings
-	// Routes returns the routing rules in order.
-	Routes func() []Route
+	// LoadRoutes reads the stored routing rules at Start (nil: none);
+	// SetRoutes replaces them after an operator's change.
+	LoadRoutes func(ctx context.Context) ([]Route, error)
 	// Guard dials every outbound connection (nil = no allow-list).
 	Guard *netguard.Guard
 	// EmailTLS, when set, is the TLS configuration of SMTP (tests trust
@@ -69,6 +70,9 @@ type Notifier struct {
 
 	queue chan record.AlertEvent
 	wake  map[string]chan struct{}
+
+	routesMu sync.RWMutex
+	routes   []Route
 
 	siemMu  sync.Mutex
 	siemFwd *siem.Forwarder
@@ -116,9 +120,6 @@ func New(log *slog.Logger, cfg Config, deps Deps, reg prometheus.Registerer) *No
 	if deps.Settings == nil {
 		deps.Settings = func() Settings { return Settings{} }
 	}
-	if deps.Routes == nil {
-		deps.Routes = func() []Route { return nil }
-	}
 	host := cfg.Hostname
 	if host == "" {
 		host, _ = os.Hostname()
@@ -152,6 +153,13 @@ func (n *Notifier) Start() error {
 	if n.dep.Store == nil {
 		return errors.New("notify: no store")
 	}
+	if n.dep.LoadRoutes != nil {
+		rs, err := n.dep.LoadRoutes(context.Background())
+		if err != nil {
+			return err
+		}
+		n.SetRoutes(rs)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	n.wg.Add(1)
@@ -161,6 +169,20 @@ func (n *Notifier) Start() error {
 		go n.worker(ctx, c)
 	}
 	return nil
+}
+
+// SetRoutes replaces the routing rules (after an operator's change, stored).
+func (n *Notifier) SetRoutes(rs []Route) {
+	n.routesMu.Lock()
+	n.routes = append([]Route(nil), rs...)
+	n.routesMu.Unlock()
+}
+
+// Routes returns the routing rules in force, in order.
+func (n *Notifier) Routes() []Route {
+	n.routesMu.RLock()
+	defer n.routesMu.RUnlock()
+	return append([]Route(nil), n.routes...)
 }
 
 // Stop ends the loops; events still queued are stored as pending first,
@@ -218,7 +240,7 @@ func (n *Notifier) take(batch []record.AlertEvent) []record.AlertEvent {
 // route stores one pending delivery per event and routed channel.
 func (n *Notifier) route(ctx context.Context, evs []record.AlertEvent) {
 	enabled := n.dep.Settings().Enabled()
-	routes := n.dep.Routes()
+	routes := n.Routes()
 	now := n.now().Unix()
 	var ds []record.AlertDelivery
 	for _, ev := range evs {

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net/url"
 	"netmon/alerting"
+	"netmon/alerting/notify"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,6 +92,8 @@ type HubConfig struct {
 	TLS pki.Config
 	// Alerts is the alert engine (-alerts).
 	Alerts alerting.Config
+	// Notify is alert delivery's tuning (queue, retries; YAML only).
+	Notify notify.Config
 	// Outbound is the guard of every outbound connection (-outbound-allow).
 	Outbound netguard.Config
 }
@@ -136,6 +139,7 @@ func DefaultHubConfig() HubConfig {
 		OIDC:      oidc.DefaultConfig(),
 		Geo:       geo.DefaultConfig(),
 		Outbound:  netguard.DefaultConfig(),
+		Notify:    notify.DefaultConfig(),
 		Capture:   capture.DefaultConfig(),
 		Record:    pcaprec.DefaultConfig(),
 		Live:      live.DefaultConfig(),

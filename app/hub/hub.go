@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"netmon/alerting"
+	"netmon/alerting/notify"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,6 +70,7 @@ type Hub struct {
 	vault     *vault.Vault
 	auth      *auth.Service
 	geo       *geo.Geo
+	notifier  *notify.Notifier
 	netGuard  *netguard.Guard // every outbound connection the hub makes
 	capture   *capture.Capture
 	conns     *proc.Lister
@@ -230,6 +232,8 @@ func (h *Hub) buildHTTP() error {
 		Alerts:         h.alerts,
 		AlertStore:     h.db,
 		AlertEngine:    h.alerts,
+		Notifier:       h.notifier,
+		Deliveries:     h.db,
 		Fleet:          h.fleet,
 		CertAgentID:    pki.AgentID,
 		Guard:          h.guard,
