@@ -77,6 +77,9 @@ type routeUpdateIn struct {
 }
 
 func (s *Server) listRoutes(c *gin.Context, _ *router.NoInput) ([]notify.Route, error) {
+	if callerOf(c).SiteBound() {
+		return nil, errAlertsGlobal
+	}
 	return LoadAlertRoutes(c, s.deps.Settings)
 }
 
