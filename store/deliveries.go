@@ -26,32 +26,42 @@ func scanDelivery(r rowScanner) (record.AlertDelivery, error) {
 	return d, nil
 }
 
-// InsertDeliveries stores pending deliveries in one transaction and
-// returns them with their ids.
-func (db *DB) InsertDeliveries(ctx context.Context, ds []record.AlertDelivery) ([]record.AlertDelivery, error) {
+// InsertDeliveries stores pending deliveries in one transaction with
+// one prepared statement (a burst of events is a few commits). The ids
+// are not read back: the channels' workers read the rows.
+func (db *DB) InsertDeliveries(ctx context.Context, ds []record.AlertDelivery) error {
 	err := db.InTx(ctx, func(t *Tx) error {
-		for i := range ds {
-			d := &ds[i]
-			ev, err := json.Marshal(d.Event)
-			if err != nil {
-				return err
+		st, err := t.tx.PrepareContext(ctx, `INSERT INTO alert_deliveries (event_id, channel, route, status, attempts, created_ts, next_ts, updated_ts, error, event)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		// Events repeat across channels: marshal each once.
+		var lastID int64 = -1
+		var ev []byte
+		for _, d := range ds {
+			if d.EventID != lastID || ev == nil {
+				if ev, err = json.Marshal(d.Event); err != nil {
+					return err
+				}
+				lastID = d.EventID
 			}
-			if d.Status == "" {
-				d.Status = record.DeliveryPending
+			status := d.Status
+			if status == "" {
+				status = record.DeliveryPending
 			}
-			const q = `INSERT INTO alert_deliveries (event_id, channel, route, status, attempts, created_ts, next_ts, updated_ts, error, event)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`
-			if err := t.tx.QueryRowContext(ctx, q, d.EventID, d.Channel, d.Route, d.Status, d.Attempts, d.CreatedTS, d.NextTS,
-				d.UpdatedTS, cleanText(d.Error), string(ev)).Scan(&d.ID); err != nil {
+			if _, err := st.ExecContext(ctx, d.EventID, d.Channel, d.Route, status, d.Attempts, d.CreatedTS, d.NextTS,
+				d.UpdatedTS, cleanText(d.Error), string(ev)); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("insert deliveries: %w", err)
+		return fmt.Errorf("insert deliveries: %w", err)
 	}
-	return ds, nil
+	return nil
 }
 
 // DueDeliveries returns up to limit pending deliveries of channel whose
@@ -83,9 +93,13 @@ func (db *DB) NextDelivery(ctx context.Context, channel string) (int64, error) {
 // next_ts, updated_ts, error) in one transaction.
 func (db *DB) FinishDeliveries(ctx context.Context, ds []record.AlertDelivery) error {
 	err := db.InTx(ctx, func(t *Tx) error {
+		st, err := t.tx.PrepareContext(ctx, `UPDATE alert_deliveries SET status = $1, attempts = $2, next_ts = $3, updated_ts = $4, error = $5 WHERE id = $6`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
 		for _, d := range ds {
-			if _, err := t.tx.ExecContext(ctx, `UPDATE alert_deliveries SET status = $1, attempts = $2, next_ts = $3, updated_ts = $4, error = $5 WHERE id = $6`,
-				d.Status, d.Attempts, d.NextTS, d.UpdatedTS, cleanText(d.Error), d.ID); err != nil {
+			if _, err := st.ExecContext(ctx, d.Status, d.Attempts, d.NextTS, d.UpdatedTS, cleanText(d.Error), d.ID); err != nil {
 				return err
 			}
 		}

@@ -40,7 +40,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		QueueSize:        10000,
-		Batch:            64,
+		Batch:            256,
 		Parallel:         8,
 		Timeout:          15 * time.Second,
 		RetryFirst:       5 * time.Second,

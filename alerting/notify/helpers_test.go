@@ -112,3 +112,7 @@ func (r *recorder) requests() []request {
 	defer r.mu.Unlock()
 	return append([]request(nil), r.got...)
 }
+
+func deliveryFilterPending() store.DeliveryFilter {
+	return store.DeliveryFilter{Status: record.DeliveryPending, Channel: Chatapp2, Limit: 1000}
+}

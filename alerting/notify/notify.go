@@ -33,7 +33,7 @@ import (
 
 // Store keeps the deliveries (*store.DB through app/hub).
 type Store interface {
-	InsertDeliveries(ctx context.Context, ds []record.AlertDelivery) ([]record.AlertDelivery, error)
+	InsertDeliveries(ctx context.Context, ds []record.AlertDelivery) error
 	DueDeliveries(ctx context.Context, channel string, now int64, limit int) ([]record.AlertDelivery, error)
 	FinishDeliveries(ctx context.Context, ds []record.AlertDelivery) error
 }
@@ -129,7 +129,7 @@ func New(log *slog.Logger, cfg Config, deps Deps, reg prometheus.Registerer) *No
 	}
 	n := &Notifier{log: log, cfg: cfg, dep: deps, m: newMetrics(reg), guard: deps.Guard, emailTLS: deps.EmailTLS,
 		hostname: host, now: deps.Now, queue: make(chan record.AlertEvent, cfg.QueueSize), wake: map[string]chan struct{}{}}
-	n.client = deps.Guard.HTTPClient(netguard.ClientOptions{Timeout: cfg.Timeout})
+	n.client = deps.Guard.HTTPClient(netguard.ClientOptions{Timeout: cfg.Timeout, MaxIdlePerHost: cfg.Parallel})
 	for _, c := range Channels {
 		n.wake[c] = make(chan struct{}, 1)
 	}
@@ -254,7 +254,7 @@ func (n *Notifier) route(ctx context.Context, evs []record.AlertEvent) {
 	}
 	var err error
 	for try := 0; try < 3; try++ {
-		if _, err = n.dep.Store.InsertDeliveries(ctx, ds); err == nil {
+		if err = n.dep.Store.InsertDeliveries(ctx, ds); err == nil {
 			break
 		}
 		n.m.storeError.Inc()

@@ -27,6 +27,9 @@ type ClientOptions struct {
 	InsecureSkipVerify bool
 	// Resolver replaces the system resolver (tests of rebinding).
 	Resolver *net.Resolver
+	// MaxIdlePerHost is how many kept-alive connections per host are
+	// reused (2 when 0): a sender running n requests at once wants n.
+	MaxIdlePerHost int
 }
 
 // HTTPClient returns a client whose every connection, redirects
@@ -45,7 +48,8 @@ func (g *Guard) HTTPClient(o ClientOptions) *http.Client {
 		DialContext:           dialer.DialContext,
 		TLSHandshakeTimeout:   5 * time.Second,
 		ResponseHeaderTimeout: 10 * time.Second,
-		MaxIdleConns:          4,
+		MaxIdleConns:          max(4, 4*o.MaxIdlePerHost),
+		MaxIdleConnsPerHost:   max(2, o.MaxIdlePerHost),
 		IdleConnTimeout:       90 * time.Second,
 		ForceAttemptHTTP2:     true,
 	}
