@@ -67,8 +67,9 @@ type Deps struct {
 	Sink EventSink
 }
 
-// EventSink takes new events for delivery without blocking (false: it
-// dropped the event and counted it).
+// EventSink takes new events — and resolved ones (state resolved), for
+// the ticket channel to close its ticket — for delivery without blocking
+// (false: it dropped the event and counted it).
 type EventSink interface {
 	Offer(ev record.AlertEvent) bool
 }
@@ -245,6 +246,9 @@ func (e *Engine) StateChanged(ev record.AlertEvent) {
 	}
 	if ev.State == record.AlertResolved {
 		delete(e.open, k)
+		if e.dep.Sink != nil {
+			e.dep.Sink.Offer(ev)
+		}
 		return
 	}
 	o.state = ev.State

@@ -2,6 +2,7 @@ package alerting
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"netmon/alerting/rules"
@@ -195,5 +196,10 @@ func (e *Engine) sweepLocked(ctx context.Context, now time.Time) {
 			}
 		}
 		delete(e.open, k)
+		if e.dep.Sink != nil {
+			kind, key, _ := strings.Cut(k, "|")
+			e.dep.Sink.Offer(record.AlertEvent{ID: o.id, Kind: kind, Key: key, State: record.AlertResolved, Count: o.count,
+				LastTS: o.lastSeen.Unix(), ResolvedTS: now.Unix()})
+		}
 	}
 }

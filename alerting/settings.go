@@ -121,6 +121,11 @@ type Notifiers struct {
 	EmailUser       string   `json:"email_user"`
 	EmailPass       string   `json:"email_pass"`
 	SIEM            SIEM     `json:"siem"`
+	// TicketURL is the ITSM webhook a ticket is opened and closed at
+	// (alerting/notify, README "Alert delivery"); TicketToken is sent as
+	// a bearer token. Both are secrets.
+	TicketURL   string `json:"ticket_url"`
+	TicketToken string `json:"ticket_token"`
 }
 
 // SIEM is the SIEM forwarder of spec 2.5.
@@ -165,7 +170,9 @@ const Masked = "********"
 func (s *Settings) secrets() []*string {
 	n := &s.Notifiers
 	return []*string{&n.MessengerToken, &n.WebhookV2Secret, &n.EmailPass, &n.SIEM.Token,
-		&n.Chatapp1URL, &n.Chatapp2URL, &n.TeamchatURL, &n.GenericURL, &n.WebhookV2URL}
+		&n.Chatapp1URL, &n.Chatapp2URL, &n.TeamchatURL, &n.GenericURL, &n.WebhookV2URL,
+		// Appended: a stored secrets array from before keeps its order.
+		&n.TicketToken, &n.TicketURL}
 }
 
 // Masked returns s with every secret that is set replaced by Masked.

@@ -150,3 +150,11 @@ func collectDeliveries(rows interface {
 	}
 	return out, rows.Err()
 }
+
+// SetAlertExtRef stores the ticket reference of an event.
+func (db *DB) SetAlertExtRef(ctx context.Context, id int64, ref string) error {
+	if _, err := db.exec(ctx, `UPDATE alert_events SET ext_ref = $1 WHERE id = $2`, cleanText(ref), id); err != nil {
+		return fmt.Errorf("set ext_ref of alert event %d: %w", id, err)
+	}
+	return nil
+}

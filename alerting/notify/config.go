@@ -70,6 +70,8 @@ type Settings struct {
 	EmailUser       string   `json:"email_user"`
 	EmailPass       string   `json:"email_pass"`
 	SIEM            SIEM     `json:"siem"`
+	TicketURL       string   `json:"ticket_url"`
+	TicketToken     string   `json:"ticket_token"`
 }
 
 // SIEM is notifiers.siem.
@@ -92,11 +94,12 @@ const (
 	Email      = "email"
 	WebhookV2  = "webhook_v2"
 	SIEMChan   = "siem"
+	Ticket     = "ticket"
 )
 
 // Channels lists every server-side channel (desktop is the console's:
 // it shows the events the /ws feed carries).
-var Channels = []string{GenericURL, Chatapp1, Chatapp2, Messenger, Teamchat, Email, WebhookV2, SIEMChan}
+var Channels = []string{GenericURL, Chatapp1, Chatapp2, Messenger, Teamchat, Email, WebhookV2, SIEMChan, Ticket}
 
 // Enabled returns the channels s configures, in Channels order.
 func (s Settings) Enabled() []string {
@@ -127,6 +130,8 @@ func (s Settings) enabled(c string) bool {
 		return s.WebhookV2URL != ""
 	case SIEMChan:
 		return s.SIEM.Enabled && s.SIEM.Target != ""
+	case Ticket:
+		return s.TicketURL != ""
 	}
 	return false
 }

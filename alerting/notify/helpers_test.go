@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
@@ -116,3 +117,5 @@ func (r *recorder) requests() []request {
 func deliveryFilterPending() store.DeliveryFilter {
 	return store.DeliveryFilter{Status: record.DeliveryPending, Channel: Chatapp2, Limit: 1000}
 }
+
+func strconvFormat(i int64) string { return fmt.Sprint(i) }

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,6 +37,9 @@ type Store interface {
 	InsertDeliveries(ctx context.Context, ds []record.AlertDelivery) error
 	DueDeliveries(ctx context.Context, channel string, now int64, limit int) ([]record.AlertDelivery, error)
 	FinishDeliveries(ctx context.Context, ds []record.AlertDelivery) error
+	// AlertEvent and SetAlertExtRef keep the ticket reference.
+	AlertEvent(ctx context.Context, id int64) (record.AlertEvent, error)
+	SetAlertExtRef(ctx context.Context, id int64, ref string) error
 }
 
 // Deps are the notifier's inputs.
@@ -244,6 +248,20 @@ func (n *Notifier) route(ctx context.Context, evs []record.AlertEvent) {
 	now := n.now().Unix()
 	var ds []record.AlertDelivery
 	for _, ev := range evs {
+		if ev.State == record.AlertResolved {
+			// A resolved event closes its ticket, if one was opened.
+			if !slices.Contains(enabled, Ticket) {
+				continue
+			}
+			stored, err := n.dep.Store.AlertEvent(ctx, ev.ID)
+			if err != nil || stored.ExtRef == "" {
+				continue
+			}
+			stored.State, stored.ResolvedTS = record.AlertResolved, max(stored.ResolvedTS, ev.ResolvedTS)
+			ds = append(ds, record.AlertDelivery{EventID: ev.ID, Channel: Ticket, Route: "resolved", Status: record.DeliveryPending,
+				CreatedTS: now, NextTS: now, UpdatedTS: now, Event: stored})
+			continue
+		}
 		for _, t := range Routing(routes, enabled, ev) {
 			ds = append(ds, record.AlertDelivery{EventID: ev.ID, Channel: t.Channel, Route: t.Route, Status: record.DeliveryPending,
 				CreatedTS: now, NextTS: now, UpdatedTS: now, Event: ev})

@@ -86,6 +86,8 @@ func (n *Notifier) send(ctx context.Context, channel string, s Settings, ev reco
 		return n.sendMail(ctx, s, ev)
 	case SIEMChan:
 		return n.sendSIEM(ctx, s.SIEM, ev)
+	case Ticket:
+		return n.sendTicket(ctx, s, ev)
 	}
 	return permanent(ErrDisabled)
 }

@@ -188,7 +188,7 @@ type ChannelTestResult struct {
 }
 
 type channelIn struct {
-	Channel string `path:"channel" enum:"generic_url,chatapp1,chatapp2,messenger,teamchat,email,webhook_v2,siem" doc:"channel name"`
+	Channel string `path:"channel" enum:"generic_url,chatapp1,chatapp2,messenger,teamchat,email,webhook_v2,siem,ticket" doc:"channel name"`
 }
 
 func (s *Server) testChannel(c *gin.Context, in *channelIn) (ChannelTestResult, error) {

@@ -158,7 +158,7 @@ func (s *Server) routeTable() []router.Route {
 			Do:          router.JSON(s.listRoutes), Errors: map[int]string{403: "a site-bound identity"}},
 		{Method: http.MethodPost, Path: "/api/v1/alerts/routes", OperationID: "createAlertRoute", Tag: "alerts", Perm: router.Admin,
 			Summary:     "Append a routing rule (audited: alert.route.create); the id is assigned",
-			Description: "channels: generic_url, chatapp1, chatapp2, messenger, teamchat, email, webhook_v2, siem. Applied at once.",
+			Description: "channels: generic_url, chatapp1, chatapp2, messenger, teamchat, email, webhook_v2, siem, ticket. Applied at once.",
 			Do:          router.JSON(s.createRoute), Errors: map[int]string{403: "a site-bound identity"}},
 		{Method: http.MethodPut, Path: "/api/v1/alerts/routes/{id}", OperationID: "updateAlertRoute", Tag: "alerts", Perm: router.Admin,
 			Summary: "Replace a routing rule in place (audited: alert.route.update)", Do: router.JSON(s.updateRoute),
