@@ -320,13 +320,23 @@ func (n *Notifier) worker(ctx context.Context, channel string) {
 	}
 }
 
-// deliver sends a batch, Parallel at a time, and stores the outcomes.
+// deliver sends a batch, Parallel at a time, and stores the outcomes of
+// the sends it made. Stopping, it starts no new send; the rows it did not
+// try stay pending as stored.
 func (n *Notifier) deliver(ctx context.Context, channel string, due []record.AlertDelivery) {
 	s := n.dep.Settings()
 	sem := make(chan struct{}, n.cfg.Parallel)
 	var wg sync.WaitGroup
+	tried := 0
 	for i := range due {
-		sem <- struct{}{}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		tried++
 		wg.Add(1)
 		go func(d *record.AlertDelivery) {
 			defer func() { <-sem; wg.Done() }()
@@ -337,20 +347,11 @@ func (n *Notifier) deliver(ctx context.Context, channel string, due []record.Ale
 		}(&due[i])
 	}
 	wg.Wait()
-	if ctx.Err() != nil {
-		// Stopping: what was not sent stays pending as stored; what was
-		// sent is written below on a context of its own.
-		var done []record.AlertDelivery
-		for _, d := range due {
-			if d.Attempts > 0 && d.UpdatedTS > 0 {
-				done = append(done, d)
-			}
-		}
-		due = done
-	}
+	// The outcomes are written on a context of their own: a send that
+	// happened must be recorded even while stopping.
 	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := n.dep.Store.FinishDeliveries(wctx, due); err != nil {
+	if err := n.dep.Store.FinishDeliveries(wctx, due[:tried]); err != nil {
 		n.m.storeError.Inc()
 		n.log.Warn("store delivery outcomes", "channel", channel, "error", err)
 	}
