@@ -88,7 +88,13 @@ func TestAlertDelivery(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		var log []record.AlertDelivery
-		boot.call("GET", "/api/v1/alerts/deliveries?status=delivered", nil).must(t, 200).decode(t, &log)
+		r = boot.call("GET", "/api/v1/alerts/deliveries?status=delivered", nil).must(t, 200)
+		// Case 30: the log carries no channel URL (its path is the
+		// credential) and no remote body.
+		if strings.Contains(r.body, srv.URL) || strings.Contains(r.body, "/chat1") || strings.Contains(r.body, "remote secret body") {
+			t.Errorf("delivery log leaks a URL or the remote body: %s", r.body)
+		}
+		r.decode(t, &log)
 		var rows []string
 		for _, d := range log {
 			rows = append(rows, fmt.Sprintf("%d:%s:%s:%d", d.EventID, d.Channel, d.Route, d.Attempts))
