@@ -81,9 +81,5 @@ func BenchmarkBurst(b *testing.B) {
 		if routed != events {
 			b.Errorf("slow channel routed %v, want %d", routed, events)
 		}
-		pending := 0
-		ds, _ := db.Deliveries(b.Context(), deliveryFilterPending())
-		pending = len(ds)
-		b.ReportMetric(float64(pending), "slow_pending_sample")
 	}
 }

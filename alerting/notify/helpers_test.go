@@ -114,8 +114,4 @@ func (r *recorder) requests() []request {
 	return append([]request(nil), r.got...)
 }
 
-func deliveryFilterPending() store.DeliveryFilter {
-	return store.DeliveryFilter{Status: record.DeliveryPending, Channel: Chatapp2, Limit: 1000}
-}
-
 func strconvFormat(i int64) string { return fmt.Sprint(i) }
