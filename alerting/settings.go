@@ -136,6 +136,9 @@ type SIEM struct {
 	Target    string `json:"target"`
 	Token     string `json:"token"`
 	Insecure  bool   `json:"insecure"`
+	// Framing of syslog-tcp: octet (RFC 6587 octet counting, default) or
+	// newline.
+	Framing string `json:"framing" jsonschema:"enum=,enum=octet,enum=newline"`
 }
 
 // DefaultSettings are the settings of a hub nobody configured: alerting
@@ -282,6 +285,11 @@ func (s Settings) Validate() error {
 	case "", "syslog-udp", "syslog-tcp", "http":
 	default:
 		return errs.InvalidField("notifiers.siem.transport", "must be syslog-udp, syslog-tcp or http")
+	}
+	switch s.Notifiers.SIEM.Framing {
+	case "", "octet", "newline":
+	default:
+		return errs.InvalidField("notifiers.siem.framing", "must be octet or newline")
 	}
 	return nil
 }

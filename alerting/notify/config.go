@@ -82,6 +82,7 @@ type SIEM struct {
 	Target    string `json:"target"`
 	Token     string `json:"token"`
 	Insecure  bool   `json:"insecure"`
+	Framing   string `json:"framing"`
 }
 
 // Channel names, as routes, the delivery log and the metrics spell them.

@@ -406,7 +406,7 @@ func (n *Notifier) Test(ctx context.Context, channel string) error {
 // sendSIEM forwards through a kept forwarder, rebuilt when the settings
 // change (its TCP connection is kept between events).
 func (n *Notifier) sendSIEM(ctx context.Context, s SIEM, ev record.AlertEvent) error {
-	cfg := siem.Config{Format: s.Format, Transport: s.Transport, Target: s.Target, Token: s.Token, Insecure: s.Insecure, Hostname: n.hostname}
+	cfg := siem.Config{Format: s.Format, Transport: s.Transport, Target: s.Target, Token: s.Token, Insecure: s.Insecure, Framing: s.Framing, Hostname: n.hostname}
 	n.siemMu.Lock()
 	if n.siemFwd == nil || n.siemFwd.Config() != cfg {
 		if n.siemFwd != nil {

@@ -1294,6 +1294,8 @@ export interface components {
             target: string;
             token: string;
             insecure: boolean;
+            /** @enum {string} */
+            framing: "" | "octet" | "newline";
         };
         AlertingSettings: {
             enabled: boolean;
