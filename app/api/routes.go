@@ -122,7 +122,7 @@ func (s *Server) routeTable() []router.Route {
 			Description: "Order: ts descending, then id descending; pass next_before back as before for the next page: pages never skip or repeat. severity is a minimum. A site-bound caller sees its site's events only. count is how often the condition fired while the event was open; last_ts when it last did.",
 			Do:          router.JSON(s.alertEvents)},
 		{Method: http.MethodGet, Path: "/api/v1/alerts/events/{id}", OperationID: "getAlertEvent", Tag: "alerts", Perm: router.Session,
-			Summary: "An alert event with its notes (oldest first)", Do: router.JSON(s.alertEvent),
+			Summary: "An alert event with its notes (oldest first) and its deliveries: the channels and routing rule it took", Do: router.JSON(s.alertEvent),
 			Errors: map[int]string{404: "no such event (or another site's)"}},
 		{Method: http.MethodPost, Path: "/api/v1/alerts/events/{id}/ack", OperationID: "ackAlertEvent", Tag: "alerts", Perm: router.Operate,
 			Summary:     "Acknowledge a firing alert event (firing → ack)",

@@ -103,6 +103,18 @@ func TestAlertDelivery(t *testing.T) {
 		if strings.Join(rows, " ") != want {
 			t.Errorf("delivery log %s, want %s", strings.Join(rows, " "), want)
 		}
+		// The alert detail shows the route the event took.
+		var detail struct {
+			Deliveries []record.AlertDelivery `json:"deliveries"`
+		}
+		boot.call("GET", fmt.Sprintf("/api/v1/alerts/events/%d", ids[0]), nil).must(t, 200).decode(t, &detail)
+		var routeOf []string
+		for _, d := range detail.Deliveries {
+			routeOf = append(routeOf, d.Channel+"@"+d.Route+":"+d.Status)
+		}
+		if want := "generic_url@1:delivered chatapp1@1:delivered"; strings.Join(routeOf, " ") != want {
+			t.Errorf("detail deliveries %s, want %s", strings.Join(routeOf, " "), want)
+		}
 		mu.Lock()
 		if len(got["/generic"]) != 2 || len(got["/chat1"]) != 2 {
 			t.Errorf("receiver got %d generic and %d chat posts, want 2 and 2", len(got["/generic"]), len(got["/chat1"]))

@@ -610,7 +610,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An alert event with its notes (oldest first) */
+        /** An alert event with its notes (oldest first) and its deliveries: the channels and routing rule it took */
         get: operations["getAlertEvent"];
         put?: never;
         post?: never;
@@ -1189,6 +1189,7 @@ export interface components {
             last_ts: number;
             resolved_ts: number;
             notes: components["schemas"]["RecordAlertNote"][];
+            deliveries: components["schemas"]["RecordAlertDelivery"][];
         };
         AlertEventPage: {
             events: components["schemas"]["RecordAlertEvent"][];
