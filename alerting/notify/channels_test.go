@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"netmon/store/record"
 	"netmon/store/storetest"
 )
@@ -42,7 +44,7 @@ func TestHTTPChannels(t *testing.T) {
 		TeamchatURL:  srv.URL + "/teamchat/hook",
 		WebhookV2URL: srv.URL + "/v2", WebhookV2Secret: "s3cret",
 	})
-	n, _ := startNotifier(t, db, cfg, box, Deps{Now: func() time.Time { return fixed }})
+	n, reg := startNotifier(t, db, cfg, box, Deps{Now: func() time.Time { return fixed }})
 	if !n.Offer(portEvent) {
 		t.Fatal("Offer refused")
 	}
@@ -54,6 +56,18 @@ func TestHTTPChannels(t *testing.T) {
 		if d.EventID != 42 || d.Attempts != 1 || d.Error != "" || d.Route != "" {
 			t.Errorf("delivery %+v, want event 42 delivered at the first attempt by the default route", d)
 		}
+	}
+	// Conservation: per channel, routed = delivered + failed (+ pending: none).
+	for _, ch := range []string{GenericURL, Chatapp1, Chatapp2, Messenger, Teamchat, WebhookV2} {
+		routed := testutil.ToFloat64(n.m.routed.WithLabelValues(ch))
+		delivered := testutil.ToFloat64(n.m.results.WithLabelValues(ch, "delivered"))
+		failed := testutil.ToFloat64(n.m.results.WithLabelValues(ch, "failed"))
+		if routed != 1 || delivered+failed != routed {
+			t.Errorf("%s: routed %v, delivered %v, failed %v", ch, routed, delivered, failed)
+		}
+	}
+	if c, err := testutil.GatherAndCount(reg, "netmon_notify_routed_total"); err != nil || c != 6 {
+		t.Errorf("netmon_notify_routed_total series %d (%v), want 6", c, err)
 	}
 	evJSON := `{"id":42,"ts":1764000000,"kind":"port","key":"agent1|203.0.113.9:4444","message":"connection to 203.0.113.9:4444","severity":9,"state":"firing","site":"paris","count":1,"group_id":0,"ext_ref":"","agent_id":3,"last_ts":1764000000,"resolved_ts":0}`
 	text := `[netmon] CRIT port: connection to 203.0.113.9:4444 (agent1|203.0.113.9:4444) site paris`
