@@ -62,6 +62,16 @@ type Deps struct {
 	Settings func(ctx context.Context) (Settings, error)
 	// Now is the clock (time.Now when nil); tests inject theirs.
 	Now func() time.Time
+	// Sink receives every new stored event for delivery (alerting/notify);
+	// nil: none. Offer must not block: the engine never waits on delivery.
+	Sink EventSink
+}
+
+// EventSink takes new events — and resolved ones (state resolved), for
+// the ticket channel to close its ticket — for delivery without blocking
+// (false: it dropped the event and counted it).
+type EventSink interface {
+	Offer(ev record.AlertEvent) bool
 }
 
 // Engine evaluates the rules and keeps the events' lifecycle.
@@ -236,6 +246,9 @@ func (e *Engine) StateChanged(ev record.AlertEvent) {
 	}
 	if ev.State == record.AlertResolved {
 		delete(e.open, k)
+		if e.dep.Sink != nil {
+			e.dep.Sink.Offer(ev)
+		}
 		return
 	}
 	o.state = ev.State

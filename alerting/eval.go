@@ -2,6 +2,7 @@ package alerting
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"netmon/alerting/rules"
@@ -155,6 +156,9 @@ func (e *Engine) raiseOneLocked(ctx context.Context, now time.Time, a rules.Aler
 		e.m.tickDrops.Inc()
 	}
 	e.pending = append(e.pending, ev)
+	if e.dep.Sink != nil {
+		e.dep.Sink.Offer(ev) // never blocks: a bounded queue, full = dropped and counted
+	}
 	e.pruneLocked(now, cooldown)
 	return OutcomeStored
 }
@@ -192,5 +196,10 @@ func (e *Engine) sweepLocked(ctx context.Context, now time.Time) {
 			}
 		}
 		delete(e.open, k)
+		if e.dep.Sink != nil {
+			kind, key, _ := strings.Cut(k, "|")
+			e.dep.Sink.Offer(record.AlertEvent{ID: o.id, Kind: kind, Key: key, State: record.AlertResolved, Count: o.count,
+				LastTS: o.lastSeen.Unix(), ResolvedTS: now.Unix()})
+		}
 	}
 }

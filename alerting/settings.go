@@ -121,6 +121,11 @@ type Notifiers struct {
 	EmailUser       string   `json:"email_user"`
 	EmailPass       string   `json:"email_pass"`
 	SIEM            SIEM     `json:"siem"`
+	// TicketURL is the ITSM webhook a ticket is opened and closed at
+	// (alerting/notify, README "Alert delivery"); TicketToken is sent as
+	// a bearer token. Both are secrets.
+	TicketURL   string `json:"ticket_url"`
+	TicketToken string `json:"ticket_token"`
 }
 
 // SIEM is the SIEM forwarder of spec 2.5.
@@ -131,6 +136,9 @@ type SIEM struct {
 	Target    string `json:"target"`
 	Token     string `json:"token"`
 	Insecure  bool   `json:"insecure"`
+	// Framing of syslog-tcp: octet (RFC 6587 octet counting, default) or
+	// newline.
+	Framing string `json:"framing" jsonschema:"enum=,enum=octet,enum=newline"`
 }
 
 // DefaultSettings are the settings of a hub nobody configured: alerting
@@ -165,7 +173,9 @@ const Masked = "********"
 func (s *Settings) secrets() []*string {
 	n := &s.Notifiers
 	return []*string{&n.MessengerToken, &n.WebhookV2Secret, &n.EmailPass, &n.SIEM.Token,
-		&n.Chatapp1URL, &n.Chatapp2URL, &n.TeamchatURL, &n.GenericURL, &n.WebhookV2URL}
+		&n.Chatapp1URL, &n.Chatapp2URL, &n.TeamchatURL, &n.GenericURL, &n.WebhookV2URL,
+		// Appended: a stored secrets array from before keeps its order.
+		&n.TicketToken, &n.TicketURL}
 }
 
 // Masked returns s with every secret that is set replaced by Masked.
@@ -275,6 +285,11 @@ func (s Settings) Validate() error {
 	case "", "syslog-udp", "syslog-tcp", "http":
 	default:
 		return errs.InvalidField("notifiers.siem.transport", "must be syslog-udp, syslog-tcp or http")
+	}
+	switch s.Notifiers.SIEM.Framing {
+	case "", "octet", "newline":
+	default:
+		return errs.InvalidField("notifiers.siem.framing", "must be octet or newline")
 	}
 	return nil
 }

@@ -114,10 +114,12 @@ func (s *Server) alertEvents(c *gin.Context, in *alertEventsIn) (AlertEventPage,
 	return page, nil
 }
 
-// AlertEventDetail is an alert event with its notes, oldest first.
+// AlertEventDetail is an alert event with its notes, oldest first, and
+// the route it took: its deliveries (channel, rule, status; no secret).
 type AlertEventDetail struct {
 	record.AlertEvent
-	Notes []record.AlertNote `json:"notes"`
+	Notes      []record.AlertNote     `json:"notes"`
+	Deliveries []record.AlertDelivery `json:"deliveries"`
 }
 
 func (s *Server) alertEvent(c *gin.Context, in *idIn) (AlertEventDetail, error) {
@@ -132,7 +134,13 @@ func (s *Server) alertEvent(c *gin.Context, in *idIn) (AlertEventDetail, error) 
 	if err != nil {
 		return AlertEventDetail{}, err
 	}
-	return AlertEventDetail{AlertEvent: ev, Notes: notes}, nil
+	deliveries := []record.AlertDelivery{}
+	if s.deps.Deliveries != nil {
+		if deliveries, err = s.deps.Deliveries.Deliveries(c, store.DeliveryFilter{EventID: in.ID, Limit: 100}); err != nil {
+			return AlertEventDetail{}, err
+		}
+	}
+	return AlertEventDetail{AlertEvent: ev, Notes: notes, Deliveries: deliveries}, nil
 }
 
 // AlertNoteBody is the body of POST /api/v1/alerts/events/{id}/note.

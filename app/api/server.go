@@ -126,6 +126,10 @@ type Deps struct {
 	// not built).
 	AlertStore  AlertStore
 	AlertEngine AlertNotifier
+	// Notifier delivers alert events (*notify.Notifier, nil: not built);
+	// Deliveries reads its log (*store.DB).
+	Notifier   Notifier
+	Deliveries DeliveryLog
 }
 
 // SSO is the OpenID Connect login (app/auth/oidc.Provider).

@@ -55,6 +55,10 @@ const (
 	ActionAlertNote          = "alert.note"           // a note added to an alert event
 	ActionAlertSilenceCreate = "alert.silence.create" //
 	ActionAlertSilenceDelete = "alert.silence.delete" //
+	ActionAlertRouteCreate   = "alert.route.create"   // a notification routing rule
+	ActionAlertRouteUpdate   = "alert.route.update"   //
+	ActionAlertRouteDelete   = "alert.route.delete"   //
+	ActionAlertChannelTest   = "alert.channel.test"   // a "send test" (result error: the send failed)
 )
 
 // Request is what the chain records of the HTTP request behind an action.

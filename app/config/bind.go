@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"slices"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"netmon/app/netguard"
 )
 
 // binding ties one setting — a YAML key, its flag and its environment
@@ -347,4 +350,38 @@ func fileKeys(top map[string]any) map[string]bool {
 		}
 	}
 	return keys
+}
+
+// cidrList is a []netip.Prefix field: comma-separated CIDRs (a bare
+// address is its own /32 or /128), as a flag, variable or YAML string, or
+// a YAML sequence.
+type cidrList struct{}
+
+func (cidrList) declare(fs *pflag.FlagSet, name, usage string, def any) {
+	var s []string
+	for _, p := range *def.(*[]netip.Prefix) {
+		s = append(s, p.String())
+	}
+	fs.StringSlice(name, s, usage)
+}
+
+func (cidrList) load(v *viper.Viper, key string, dst any) error {
+	items, err := getStrings(v, key)
+	if err != nil {
+		return err
+	}
+	ps, err := netguard.ParseAllow(strings.Join(items, ","))
+	if err != nil {
+		return err
+	}
+	*dst.(*[]netip.Prefix) = ps
+	return nil
+}
+
+func (cidrList) show(p any) string {
+	var s []string
+	for _, x := range *p.(*[]netip.Prefix) {
+		s = append(s, x.String())
+	}
+	return strings.Join(s, ",")
 }

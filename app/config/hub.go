@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net/url"
 	"netmon/alerting"
+	"netmon/alerting/notify"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,7 @@ import (
 	"netmon/app/fleet/pki"
 	"netmon/app/httpguard"
 	"netmon/app/live"
+	"netmon/app/netguard"
 	"netmon/capture"
 	"netmon/capture/pcaprec"
 	"netmon/collectors/flows"
@@ -90,6 +92,10 @@ type HubConfig struct {
 	TLS pki.Config
 	// Alerts is the alert engine (-alerts).
 	Alerts alerting.Config
+	// Notify is alert delivery's tuning (queue, retries; YAML only).
+	Notify notify.Config
+	// Outbound is the guard of every outbound connection (-outbound-allow).
+	Outbound netguard.Config
 }
 
 // Server holds the settings of the hub process itself, which belong to
@@ -132,6 +138,8 @@ func DefaultHubConfig() HubConfig {
 		Vault:     vault.DefaultConfig(),
 		OIDC:      oidc.DefaultConfig(),
 		Geo:       geo.DefaultConfig(),
+		Outbound:  netguard.DefaultConfig(),
+		Notify:    notify.DefaultConfig(),
 		Capture:   capture.DefaultConfig(),
 		Record:    pcaprec.DefaultConfig(),
 		Live:      live.DefaultConfig(),

@@ -101,6 +101,11 @@ var hubBindings = []binding[HubConfig]{
 	{key: "ip_online_lookup", flag: "ip-online-lookup", field: "Geo.Online", kind: boolean{},
 		usage: "when no .mmdb exists, look public addresses up online in batches (never private ones) (env NETMON_IP_ONLINE_LOOKUP)",
 		ptr:   func(c *HubConfig) any { return &c.Geo.Online }},
+	{key: "outbound_allow", flag: "outbound-allow", field: "Outbound.Allow", kind: cidrList{},
+		usage: "CIDR,... ranges outbound connections (webhooks, chat, SMTP, SIEM, tickets, online GeoIP) may reach although private, loopback or link-local; cloud metadata addresses stay refused (env NETMON_OUTBOUND_ALLOW)",
+		ptr:   func(c *HubConfig) any { return &c.Outbound.Allow }},
+	{key: "messenger_base_url", field: "Notify.MessengerBaseURL", kind: str{keepEmpty: true},
+		ptr: func(c *HubConfig) any { return &c.Notify.MessengerBaseURL }},
 	{key: "ip_online_url", field: "Geo.OnlineURL", kind: str{keepEmpty: true},
 		ptr: func(c *HubConfig) any { return &c.Geo.OnlineURL }},
 

@@ -12,6 +12,7 @@ import (
 	"netmon/app/audit"
 	"netmon/app/auth"
 	"netmon/app/auth/oidc"
+	"netmon/app/netguard"
 	"netmon/store/vault"
 )
 
@@ -49,7 +50,9 @@ func (h *Hub) buildAccess(ctx context.Context) error {
 // sso is the OpenID Connect provider with the hub's outbound client.
 func (h *Hub) sso() ssoClient {
 	if h.outbound == nil {
-		h.outbound = &http.Client{Timeout: 15 * time.Second}
+		// OIDC discovery goes through the outbound guard (case 28): an
+		// issuer on the LAN needs -outbound-allow.
+		h.outbound = h.netGuard.HTTPClient(netguard.ClientOptions{Timeout: 15 * time.Second})
 	}
 	return ssoClient{oidc.New(h.log.With("component", "oidc"), h.cfg.OIDC, h.vault), h.outbound}
 }

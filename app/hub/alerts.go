@@ -18,6 +18,7 @@ import (
 // agents' connection inventories and the store; the API applies saved
 // configurations to it and the live feed carries its new events.
 func (h *Hub) buildAlerts() {
+	h.buildNotify()
 	h.alerts = alerting.New(h.log.With("component", "alerting"), h.cfg.Alerts, alerting.Deps{
 		Store:       h.db,
 		Traffic:     alertTraffic{h},
@@ -25,6 +26,7 @@ func (h *Hub) buildAlerts() {
 		Settings: func(ctx context.Context) (alerting.Settings, error) {
 			return api.LoadAlertSettings(ctx, h.db, h.vault)
 		},
+		Sink: h.notifier,
 	}, h.reg)
 	h.parts.add("alerts", h.alerts.Start, noCtx(h.alerts.Stop))
 }

@@ -15,7 +15,9 @@ import (
 // buildCapture builds GeoIP, the hub-local capture with its recorder, the
 // socket lister and the live feed that ticks from them.
 func (h *Hub) buildCapture() error {
-	h.geo = geo.New(h.log.With("component", "geo"), h.cfg.Geo, h.reg)
+	geoCfg := h.cfg.Geo
+	geoCfg.Guard = h.netGuard
+	h.geo = geo.New(h.log.With("component", "geo"), geoCfg, h.reg)
 	h.parts.add("geo", h.geo.Start, noCtx(h.geo.Stop))
 
 	h.capture = capture.New(h.log.With("component", "capture"), h.cfg.Capture, capture.Deps{

@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"netmon/alerting"
+	"netmon/alerting/notify"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +35,7 @@ import (
 	"netmon/app/fleet/pki"
 	"netmon/app/httpguard"
 	"netmon/app/live"
+	"netmon/app/netguard"
 	"netmon/app/version"
 	"netmon/capture"
 	"netmon/capture/proc"
@@ -68,6 +70,8 @@ type Hub struct {
 	vault     *vault.Vault
 	auth      *auth.Service
 	geo       *geo.Geo
+	notifier  *notify.Notifier
+	netGuard  *netguard.Guard // every outbound connection the hub makes
 	capture   *capture.Capture
 	conns     *proc.Lister
 	live      *live.Broker
@@ -115,6 +119,7 @@ func New(ctx context.Context, log *slog.Logger, cfg config.HubConfig, opts ...Op
 		}
 	}()
 	h.reg = newRegistry()
+	h.netGuard = netguard.New(cfg.Outbound)
 	if err := h.buildListener(); err != nil {
 		return nil, err
 	}
@@ -228,6 +233,8 @@ func (h *Hub) buildHTTP() error {
 		Alerts:         h.alerts,
 		AlertStore:     h.db,
 		AlertEngine:    h.alerts,
+		Notifier:       h.notifier,
+		Deliveries:     h.db,
 		Fleet:          h.fleet,
 		CertAgentID:    pki.AgentID,
 		Guard:          h.guard,

@@ -34,6 +34,7 @@ var importRules = []struct {
 	{"app/logging", nil},
 	{"app/version", nil},
 	{"app/httpguard", nil},
+	{"app/netguard", nil}, // the outbound dialer every outbound connection goes through
 
 	// 2. Producers import only leaves (and collectors/geo); their only
 	// output is record.Sink.
@@ -43,8 +44,8 @@ var importRules = []struct {
 	{"capture/ebpf", nil}, // the eBPF backend's kernel programs and map reader
 	// The agent's attribution backends report in the wire's section types.
 	{"capture/attr", []string{"agentmode/wire", "capture/decode", "capture/ebpf", "capture/source"}},
-	{"capture", []string{"capture/decode", "capture/pcaprec", "capture/source", "collectors/geo"}},
-	{"collectors/geo", nil},
+	{"capture", []string{"app/netguard", "capture/decode", "capture/pcaprec", "capture/source", "collectors/geo"}},
+	{"collectors/geo", []string{"app/netguard"}},
 	{"collectors/udpsock", []string{"store/record"}},
 	{"collectors/flows/netflow", []string{"store/record"}},
 	{"collectors/flows/sflow", []string{"store/record"}},
@@ -53,7 +54,7 @@ var importRules = []struct {
 	{"collectors/flows/replay", nil},
 	{"collectors/syslog", []string{"collectors/udpsock", "store/record"}},
 	{"collectors/snmp", []string{"collectors/udpsock", "store/record"}}, // wave 2: a poller and trap listener
-	{"collectors/fwrest", []string{"store/record"}},                     // wave 2: the firewall REST driver
+	{"collectors/fwrest", []string{"app/netguard", "store/record"}},     // wave 2: the firewall REST driver
 
 	// 3. The store knows nothing of HTTP, collectors or alerting.
 	{"store", []string{"store/flowagg", "store/migrations", "store/record"}},
@@ -68,14 +69,14 @@ var importRules = []struct {
 	{"alerting", []string{"alerting/anomaly", "alerting/incident", "alerting/notify", "alerting/rules", "alerting/siem", "app/errs", "store/record"}},
 	{"alerting/anomaly", []string{"store/record"}},
 	{"alerting/incident", []string{"app/errs", "store/record"}},
-	{"alerting/notify", []string{"store/record"}},
+	{"alerting/notify", []string{"alerting/siem", "app/netguard", "store/record"}},
 	{"alerting/rules", []string{"app/errs", "store/record"}},
-	{"alerting/siem", []string{"store/record"}},
+	{"alerting/siem", []string{"app/netguard", "store/record"}},
 	{"app/audit", []string{"store"}},
 	{"app/auth", []string{"app/errs", "app/secret", "store"}},
 	// OIDC maps groups to the roles of its parent, app/auth (which never
 	// imports it).
-	{"app/auth/oidc", []string{"app/auth", "app/errs"}},
+	{"app/auth/oidc", []string{"app/auth", "app/errs", "app/netguard"}},
 	{"app/history", []string{"store"}},
 	{"app/procview", []string{"agentmode/wire", "app/errs", "store"}},    // the process detail of deep collection
 	{"app/live", []string{"capture", "capture/pcaprec", "capture/proc"}}, // the tick reads the capture it broadcasts
@@ -95,14 +96,14 @@ var importRules = []struct {
 
 	// 5. Only app/hub and app/api fan in; main.go imports only app/cli,
 	// whose commands are built over the services they run.
-	{"app/api", []string{"agentmode/wire", "alerting", "app/audit", "app/auth", "app/auth/oidc", "app/errs", "app/fleet", "app/history", "app/httpguard", "app/logging", "app/procview", "app/version",
+	{"app/api", []string{"agentmode/wire", "alerting", "alerting/notify", "app/audit", "app/auth", "app/auth/oidc", "app/errs", "app/fleet", "app/history", "app/httpguard", "app/logging", "app/procview", "app/version",
 		"app/api/router", "capture", "capture/pcaprec", "capture/proc", "collectors/flows", "collectors/geo", "store", "store/record", "ui"}},
 	// The route machinery: the table's row type, adapters, binding, OpenAPI.
 	{"app/api/router", []string{"app/errs"}},
-	{"app/hub", []string{"alerting", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/version",
+	{"app/hub", []string{"alerting", "alerting/notify", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/netguard", "app/version",
 		"capture", "capture/pcaprec", "capture/proc", "collectors/flows", "collectors/flows/netflow", "collectors/geo", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
 	// The configuration composes the components' own Config structs.
-	{"app/config", []string{"agentmode", "alerting", "agentmode/collect", "app/auth", "app/auth/oidc", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/logging", "capture", "capture/pcaprec", "collectors/flows", "collectors/geo", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
+	{"app/config", []string{"agentmode", "alerting", "alerting/notify", "agentmode/collect", "app/auth", "app/auth/oidc", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/logging", "app/netguard", "capture", "capture/pcaprec", "collectors/flows", "collectors/geo", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
 	{"app/cli", []string{"agentmode", "app/audit", "app/auth", "app/config", "app/fleet/enroll", "app/hub", "app/logging", "app/version", "store", "store/vault"}},
 	{"", []string{"app/cli"}}, // main.go
 }

@@ -3,6 +3,8 @@ package geo
 import (
 	"net/http"
 	"time"
+
+	"netmon/app/netguard"
 )
 
 // DefaultOnlineURL is the ip-api.com batch endpoint. Its wire format: a
@@ -59,6 +61,10 @@ type Config struct {
 	// fd00:ec2::254, 100.100.100.200) are refused always. A non-nil
 	// client is used as given.
 	HTTPClient *http.Client
+	// Guard is the hub's outbound guard (app/netguard) the default client
+	// dials through, so the operator's -outbound-allow applies; nil means
+	// a guard with no allow-list.
+	Guard *netguard.Guard
 }
 
 // DefaultConfig returns the configuration of spec section 8: a batch

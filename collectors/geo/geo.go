@@ -78,7 +78,7 @@ func New(log *slog.Logger, cfg Config, reg prometheus.Registerer) *Geo {
 	if cfg.Online {
 		client := cfg.HTTPClient
 		if client == nil {
-			client, g.onlineErr = newGuardedClient(cfg.OnlineURL)
+			client, g.onlineErr = newGuardedClient(cfg.Guard, cfg.OnlineURL)
 		}
 		g.online = newOnline(g.log, cfg, g.m, client, g.hasDatabases)
 	}

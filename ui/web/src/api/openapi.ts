@@ -543,6 +543,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/alerts/channels/{channel}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notification to one channel now (audited: alert.channel.test)
+         * @description ok false carries why: the remote status, a refused address (outbound guard), an SMTP reply. The remote response body is never returned.
+         */
+        post: operations["testAlertChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The delivery log, newest first: one row per event and channel
+         * @description status pending (retried with backoff), delivered or failed (permanent error, or retries exhausted); attempts; error is the last failure without secrets or the remote body. route is the rule that chose the channel (empty: the default). Counters: netmon_notify_routed_total{channel} = delivered + failed + pending.
+         */
+        get: operations["listAlertDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/alerts/events": {
         parameters: {
             query?: never;
@@ -570,7 +610,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An alert event with its notes (oldest first) */
+        /** An alert event with its notes (oldest first) and its deliveries: the channels and routing rule it took */
         get: operations["getAlertEvent"];
         put?: never;
         post?: never;
@@ -635,6 +675,48 @@ export interface paths {
          */
         post: operations["resolveAlertEvent"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/routes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Notification routing rules, in evaluation order
+         * @description An event goes to the enabled channels of each matching rule (severity at least min_severity, kind in kinds, site in sites; empty lists match any) in order; the first match ends the walk unless continue is set. A channel is sent once, by the first rule naming it. When no rule matches (or there is none) every enabled channel gets the event; a matching rule with no channel drops it on purpose.
+         */
+        get: operations["listAlertRoutes"];
+        put?: never;
+        /**
+         * Append a routing rule (audited: alert.route.create); the id is assigned
+         * @description channels: generic_url, chatapp1, chatapp2, messenger, teamchat, email, webhook_v2, siem, ticket. Applied at once.
+         */
+        post: operations["createAlertRoute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/routes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Replace a routing rule in place (audited: alert.route.update) */
+        put: operations["updateAlertRoute"];
+        post?: never;
+        /** Delete a routing rule (audited: alert.route.delete) */
+        delete: operations["deleteAlertRoute"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1167,6 +1249,7 @@ export interface components {
             last_ts: number;
             resolved_ts: number;
             notes: components["schemas"]["RecordAlertNote"][];
+            deliveries: components["schemas"]["RecordAlertDelivery"][];
         };
         AlertEventPage: {
             events: components["schemas"]["RecordAlertEvent"][];
@@ -1256,6 +1339,8 @@ export interface components {
             email_user: string;
             email_pass: string;
             siem: components["schemas"]["AlertingSIEM"];
+            ticket_url: string;
+            ticket_token: string;
         };
         AlertingPortsRule: {
             enabled: boolean;
@@ -1270,6 +1355,8 @@ export interface components {
             target: string;
             token: string;
             insecure: boolean;
+            /** @enum {string} */
+            framing: "" | "octet" | "newline";
         };
         AlertingSettings: {
             enabled: boolean;
@@ -1407,6 +1494,11 @@ export interface components {
         CaptureStart: {
             /** @description interface name */
             device: string;
+        };
+        ChannelTestResult: {
+            channel: string;
+            ok: boolean;
+            error: string;
         };
         Connection: {
             proto: string;
@@ -1596,6 +1688,14 @@ export interface components {
             /** @description session token (64 hex characters) */
             token: string;
         };
+        NotifyRoute: {
+            id: string;
+            min_severity: number;
+            kinds: string[];
+            sites: string[];
+            channels: string[];
+            continue: boolean;
+        };
         OKResult: {
             ok: boolean;
         };
@@ -1677,6 +1777,18 @@ export interface components {
             ready: boolean;
             database: string;
             error?: string;
+        };
+        RecordAlertDelivery: {
+            id: number;
+            event_id: number;
+            channel: string;
+            route: string;
+            status: string;
+            attempts: number;
+            created_ts: number;
+            next_ts: number;
+            updated_ts: number;
+            error: string;
         };
         RecordAlertEvent: {
             id: number;
@@ -3393,6 +3505,121 @@ export interface operations {
             };
         };
     };
+    testAlertChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description channel name */
+                channel: "generic_url" | "chatapp1" | "chatapp2" | "messenger" | "teamchat" | "email" | "webhook_v2" | "siem" | "ticket";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelTestResult"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description alert delivery is not running */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listAlertDeliveries: {
+        parameters: {
+            query?: {
+                /** @description only this channel */
+                channel?: string;
+                /** @description only this status */
+                status?: "pending" | "delivered" | "failed";
+                /** @description only this event's deliveries (0: any) */
+                event?: number;
+                /** @description newest rows */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordAlertDelivery"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     listAlertEvents: {
         parameters: {
             query?: {
@@ -3708,6 +3935,253 @@ export interface operations {
             };
             /** @description the event is already resolved */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listAlertRoutes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotifyRoute"][];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createAlertRoute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NotifyRoute"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotifyRoute"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateAlertRoute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description route id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NotifyRoute"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotifyRoute"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteAlertRoute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description route id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OKResult"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such route */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

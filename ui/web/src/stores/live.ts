@@ -6,6 +6,7 @@ import type { Tick } from '../api/types'
 import { sessionEnded } from '../api/client'
 import { LiveSocket, sameOriginWsUrl, type LiveSocketOptions, type SocketStatus } from '../lib/ws'
 import { useSession } from './session'
+import { notifyDesktop } from '../lib/desktop'
 
 export type SocketFactory = (opts: LiveSocketOptions) => Pick<LiveSocket, 'start' | 'stop' | 'retryNow'>
 
@@ -86,6 +87,7 @@ export const useLive = defineStore('live', {
     receive(data: unknown): void {
       if (!data || typeof data !== 'object' || (data as { type?: unknown }).type !== 'tick') return
       this.tick = markRaw(data as Tick)
+      notifyDesktop(this.tick.alert_events)
       this.ticks++
       this.lastTickAt = Date.now()
     },

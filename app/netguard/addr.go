@@ -1,4 +1,4 @@
-package geo
+package netguard
 
 import "net/netip"
 
@@ -29,10 +29,10 @@ var metadataAddrs = []netip.Addr{
 	netip.MustParseAddr("100.100.100.200"),
 }
 
-// isGlobal reports whether addr is a globally routed unicast address:
+// IsGlobal reports whether addr is a globally routed unicast address:
 // the only kind that is looked up, queued or dialled. IPv4-mapped IPv6
 // addresses are judged as their IPv4 address.
-func isGlobal(addr netip.Addr) bool {
+func IsGlobal(addr netip.Addr) bool {
 	addr = addr.Unmap()
 	if !addr.IsValid() || addr.Zone() != "" ||
 		addr.IsUnspecified() || addr.IsLoopback() || addr.IsPrivate() ||
@@ -48,7 +48,8 @@ func isGlobal(addr netip.Addr) bool {
 	return true
 }
 
-func isMetadata(addr netip.Addr) bool {
+// IsMetadata reports whether addr is a cloud instance metadata service.
+func IsMetadata(addr netip.Addr) bool {
 	addr = addr.Unmap()
 	for _, m := range metadataAddrs {
 		if addr == m {
