@@ -1,0 +1,258 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// ComplianceRecord is one row of the compliance log (issue 21). The
+// encoding and the chain are app/compliance's; the store keeps the bytes.
+type ComplianceRecord struct {
+	Seq  uint64
+	At   int64
+	TS   int64
+	Kind uint8
+	Vals []byte
+	Salt []byte
+	Hash []byte
+}
+
+// ComplianceCheckpoint is one signed statement (hourly or daily).
+type ComplianceCheckpoint struct {
+	ID        int64
+	Kind      string // "hourly" or "daily"
+	Period    int64  // the hour's or the day's first second, Unix
+	Body      string
+	Sig       []byte
+	Hash      []byte
+	TSAToken  []byte
+	TSAStatus string
+	WORM      string
+}
+
+// complianceChunk is how many records go in between two looks for a
+// waiting priority writer.
+const complianceChunk = 2048
+
+// AppendCompliance inserts records (already chained by the caller) as bulk
+// ingest. It returns how many are committed, also on error.
+func (db *DB) AppendCompliance(ctx context.Context, rs []ComplianceRecord) (int, error) {
+	n, err := db.ingest(ctx, len(rs), complianceChunk, func(tx *sql.Tx, from, to int) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO compliance_records (seq, at, ts, kind, vals, salt, hash) VALUES ($1, $2, $3, $4, $5, $6, $7)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i := from; i < to; i++ {
+			r := &rs[i]
+			if _, err := stmt.ExecContext(ctx, int64(r.Seq), r.At, r.TS, int(r.Kind), r.Vals, r.Salt, r.Hash); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("append compliance records: %w", err)
+	}
+	return n, nil
+}
+
+// ComplianceHead returns the last record (zero value and ErrNotFound when
+// the log is empty).
+func (db *DB) ComplianceHead(ctx context.Context) (ComplianceRecord, error) {
+	var r ComplianceRecord
+	var seq int64
+	err := db.reader.QueryRowContext(ctx, `SELECT seq, at, ts, kind, hash FROM compliance_records ORDER BY seq DESC LIMIT 1`).Scan(&seq, &r.At, &r.TS, &r.Kind, &r.Hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("compliance head: %w", ErrNotFound)
+	}
+	if err != nil {
+		return r, fmt.Errorf("compliance head: %w", err)
+	}
+	r.Seq = uint64(seq)
+	return r, nil
+}
+
+// ComplianceCount returns the number of stored records.
+func (db *DB) ComplianceCount(ctx context.Context) (int64, error) {
+	var n int64
+	if err := db.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM compliance_records`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count compliance records: %w", err)
+	}
+	return n, nil
+}
+
+// ScanCompliance calls fn for every record with from <= seq <= to (to 0:
+// no bound), in seq order, without holding them all in memory.
+func (db *DB) ScanCompliance(ctx context.Context, from, to uint64, fn func(ComplianceRecord) error) error {
+	if to == 0 {
+		to = 1<<63 - 1
+	}
+	// Pages by seq keep a read transaction short on either engine.
+	const page = 8192
+	next := from
+	for next <= to {
+		rows, err := db.reader.QueryContext(ctx, `SELECT seq, at, ts, kind, vals, salt, hash FROM compliance_records WHERE seq >= $1 AND seq <= $2 ORDER BY seq LIMIT $3`, int64(next), int64(to), page)
+		if err != nil {
+			return fmt.Errorf("scan compliance records: %w", err)
+		}
+		got := 0
+		for rows.Next() {
+			var r ComplianceRecord
+			var seq int64
+			if err := rows.Scan(&seq, &r.At, &r.TS, &r.Kind, &r.Vals, &r.Salt, &r.Hash); err != nil {
+				rows.Close()
+				return fmt.Errorf("scan compliance records: %w", err)
+			}
+			r.Seq = uint64(seq)
+			got++
+			next = r.Seq + 1
+			if err := fn(r); err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("scan compliance records: %w", err)
+		}
+		if got < page {
+			return nil
+		}
+	}
+	return nil
+}
+
+// ComplianceSeqRange returns the first and last seq of records appended in
+// [fromAt, toAt) (ErrNotFound when none).
+func (db *DB) ComplianceSeqRange(ctx context.Context, fromAt, toAt int64) (uint64, uint64, error) {
+	var lo, hi sql.NullInt64
+	err := db.reader.QueryRowContext(ctx, `SELECT MIN(seq), MAX(seq) FROM compliance_records WHERE at >= $1 AND at < $2`, fromAt, toAt).Scan(&lo, &hi)
+	if err != nil {
+		return 0, 0, fmt.Errorf("compliance seq range: %w", err)
+	}
+	if !lo.Valid {
+		return 0, 0, fmt.Errorf("compliance seq range: %w", ErrNotFound)
+	}
+	return uint64(lo.Int64), uint64(hi.Int64), nil
+}
+
+// AddComplianceCheckpoint stores a signed statement; ids are given in
+// order by the single writer.
+func (db *DB) AddComplianceCheckpoint(ctx context.Context, c ComplianceCheckpoint) (int64, error) {
+	release, err := db.take(ctx, true)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	var id int64
+	err = db.withTx(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM compliance_checkpoints`).Scan(&id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO compliance_checkpoints (id, kind, period, body, sig, hash, tsa_token, tsa_status, worm) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			id, c.Kind, c.Period, c.Body, c.Sig, c.Hash, c.TSAToken, c.TSAStatus, c.WORM)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("add compliance checkpoint: %w", err)
+	}
+	return id, nil
+}
+
+// SetComplianceStamp records a daily seal's timestamp token and status, and
+// its WORM state.
+func (db *DB) SetComplianceStamp(ctx context.Context, id int64, token []byte, status, worm string) error {
+	if _, err := db.exec(ctx, `UPDATE compliance_checkpoints SET tsa_token = $1, tsa_status = $2, worm = $3 WHERE id = $4`, token, status, worm, id); err != nil {
+		return fmt.Errorf("set compliance stamp: %w", err)
+	}
+	return nil
+}
+
+// ListComplianceCheckpoints returns the statements with fromPeriod <=
+// period < toPeriod in id order (kind "" for both kinds).
+func (db *DB) ListComplianceCheckpoints(ctx context.Context, kind string, fromPeriod, toPeriod int64) ([]ComplianceCheckpoint, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT id, kind, period, body, sig, hash, tsa_token, tsa_status, worm FROM compliance_checkpoints
+		WHERE ($1 = '' OR kind = $1) AND period >= $2 AND period < $3 ORDER BY id`, kind, fromPeriod, toPeriod)
+	if err != nil {
+		return nil, fmt.Errorf("list compliance checkpoints: %w", err)
+	}
+	defer rows.Close()
+	var out []ComplianceCheckpoint
+	for rows.Next() {
+		var c ComplianceCheckpoint
+		if err := rows.Scan(&c.ID, &c.Kind, &c.Period, &c.Body, &c.Sig, &c.Hash, &c.TSAToken, &c.TSAStatus, &c.WORM); err != nil {
+			return nil, fmt.Errorf("list compliance checkpoints: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list compliance checkpoints: %w", err)
+	}
+	return out, nil
+}
+
+// LastComplianceCheckpoint returns the newest statement of kind (""
+// for either), ErrNotFound when none.
+func (db *DB) LastComplianceCheckpoint(ctx context.Context, kind string) (ComplianceCheckpoint, error) {
+	cs, err := db.lastCheckpoints(ctx, kind, 1)
+	if err != nil {
+		return ComplianceCheckpoint{}, err
+	}
+	if len(cs) == 0 {
+		return ComplianceCheckpoint{}, fmt.Errorf("last compliance checkpoint: %w", ErrNotFound)
+	}
+	return cs[0], nil
+}
+
+// PendingComplianceStamps returns the daily seals whose timestamp is not
+// yet "ok" (and a TSA is configured), oldest first.
+func (db *DB) PendingComplianceStamps(ctx context.Context) ([]ComplianceCheckpoint, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT id, kind, period, body, sig, hash, tsa_token, tsa_status, worm FROM compliance_checkpoints
+		WHERE kind = 'daily' AND tsa_status LIKE 'error:%' ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("pending compliance stamps: %w", err)
+	}
+	defer rows.Close()
+	var out []ComplianceCheckpoint
+	for rows.Next() {
+		var c ComplianceCheckpoint
+		if err := rows.Scan(&c.ID, &c.Kind, &c.Period, &c.Body, &c.Sig, &c.Hash, &c.TSAToken, &c.TSAStatus, &c.WORM); err != nil {
+			return nil, fmt.Errorf("pending compliance stamps: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+func (db *DB) lastCheckpoints(ctx context.Context, kind string, n int) ([]ComplianceCheckpoint, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT id, kind, period, body, sig, hash, tsa_token, tsa_status, worm FROM compliance_checkpoints
+		WHERE ($1 = '' OR kind = $1) ORDER BY id DESC LIMIT $2`, kind, n)
+	if err != nil {
+		return nil, fmt.Errorf("last compliance checkpoints: %w", err)
+	}
+	defer rows.Close()
+	var out []ComplianceCheckpoint
+	for rows.Next() {
+		var c ComplianceCheckpoint
+		if err := rows.Scan(&c.ID, &c.Kind, &c.Period, &c.Body, &c.Sig, &c.Hash, &c.TSAToken, &c.TSAStatus, &c.WORM); err != nil {
+			return nil, fmt.Errorf("last compliance checkpoints: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// PruneCompliance deletes records appended before at (the
+// -compliance-retention-days cut). Checkpoints are kept: they are small
+// and prove what the deleted days held.
+func (db *DB) PruneCompliance(ctx context.Context, before int64) (int64, error) {
+	res, err := db.ExecBulk(ctx, `DELETE FROM compliance_records WHERE at < $1`, before)
+	if err != nil {
+		return 0, fmt.Errorf("prune compliance records: %w", err)
+	}
+	return res.RowsAffected()
+}
