@@ -102,7 +102,7 @@ var importRules = []struct {
 		"capture", "capture/pcaprec", "capture/proc", "collectors/flows", "collectors/flows/netflow", "collectors/geo", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
 	// The configuration composes the components' own Config structs.
 	{"app/config", []string{"agentmode", "alerting", "agentmode/collect", "app/auth", "app/auth/oidc", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/logging", "capture", "capture/pcaprec", "collectors/flows", "collectors/geo", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
-	{"app/cli", []string{"agentmode", "app/audit", "app/auth", "app/config", "app/fleet/enroll", "app/hub", "app/logging", "app/version", "store", "store/vault"}},
+	{"app/cli", []string{"agentmode", "app/audit", "app/auth", "app/compliance", "app/config", "app/fleet/enroll", "app/hub", "app/logging", "app/version", "store", "store/vault"}},
 	{"", []string{"app/cli"}}, // main.go
 }
 
