@@ -256,3 +256,47 @@ func (db *DB) PruneCompliance(ctx context.Context, before int64) (int64, error) 
 	}
 	return res.RowsAffected()
 }
+
+// ComplianceReview is an auditor's or an operator's periodic review
+// (spec 2.12): kind "log" or "access", period YYYY-MM.
+type ComplianceReview struct {
+	ID      int64  `json:"id"`
+	TS      int64  `json:"ts"`
+	Author  string `json:"author"`
+	Kind    string `json:"kind"`
+	Period  string `json:"period"`
+	Notes   string `json:"notes"`
+	Finding string `json:"finding"`
+}
+
+// InsertComplianceReview stores a review inside the transaction that also
+// appends its audit record; it returns the new id.
+func (t *Tx) InsertComplianceReview(ctx context.Context, r ComplianceReview) (int64, error) {
+	var id int64
+	if err := t.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM compliance_reviews`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("insert compliance review: %w", err)
+	}
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO compliance_reviews (id, ts, author, kind, period, notes, finding) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		id, r.TS, cleanText(r.Author), r.Kind, r.Period, cleanText(r.Notes), cleanText(r.Finding)); err != nil {
+		return 0, fmt.Errorf("insert compliance review: %w", err)
+	}
+	return id, nil
+}
+
+// ListComplianceReviews returns the newest limit reviews, newest first.
+func (db *DB) ListComplianceReviews(ctx context.Context, limit int) ([]ComplianceReview, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT id, ts, author, kind, period, notes, finding FROM compliance_reviews ORDER BY id DESC LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list compliance reviews: %w", err)
+	}
+	defer rows.Close()
+	out := []ComplianceReview{}
+	for rows.Next() {
+		var r ComplianceReview
+		if err := rows.Scan(&r.ID, &r.TS, &r.Author, &r.Kind, &r.Period, &r.Notes, &r.Finding); err != nil {
+			return nil, fmt.Errorf("list compliance reviews: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

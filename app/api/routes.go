@@ -101,6 +101,26 @@ func (s *Server) routeTable() []router.Route {
 			Description: "ok is false when the stored chain was altered; broken_at is the id of the first bad record (0 when ok), checked the number of records examined.",
 			Do:          router.JSON(s.verifyAudit)},
 
+		// Compliance (spec 4.9, issue 21).
+		{Method: http.MethodGet, Path: "/api/v1/compliance/status", OperationID: "getComplianceStatus", Tag: "compliance", Perm: router.View,
+			Summary:     "Compliance log state: configuration, records, last hourly checkpoint, last daily seal (tsa_status ok, none or error:<message>)",
+			Description: "Off (-compliance not set), config.enabled is false and the counters show what is stored. The signing key's public half is included; the private half never leaves the hub.",
+			Do:          router.JSON(s.complianceStatus)},
+		{Method: http.MethodGet, Path: "/api/v1/compliance/evidence", OperationID: "getComplianceEvidence", Tag: "compliance", Perm: router.Admin,
+			Summary:     "Evidence bundle of UTC days from..to: {format, generated_at, from, to, masked, logs[], checkpoints[], verification}, streamed",
+			Description: "Streamed with flat memory. format=zip or tar.gz adds compliance.key.pub, tsa-chain.pem and README.txt. mask=true (default -mask-pii) replaces IP, MAC and user names with keyed pseudonyms (stable inside the bundle) and carries the commitments of the real values, so `netmon compliance verify` still passes; stored records are unchanged. Each download is audited (compliance.evidence). Site-bound identities get 403.",
+			Do: router.RawIn(s.complianceEvidence,
+				router.Response{Status: http.StatusOK, ContentType: "application/json", Description: "the bundle (format=json)"},
+				router.Response{Status: http.StatusOK, ContentType: "application/zip", Description: "the download (format=zip)"},
+				router.Response{Status: http.StatusOK, ContentType: "application/gzip", Description: "the download (format=tar.gz)"},
+				router.Response{Status: http.StatusNotFound, ContentType: "application/json", Description: "compliance logging is off", Body: ErrorBody{}})},
+		{Method: http.MethodGet, Path: "/api/v1/compliance/reviews", OperationID: "listComplianceReviews", Tag: "compliance", Perm: router.Admin,
+			Summary: "Review records, newest first", Do: router.JSON(s.listReviews)},
+		{Method: http.MethodPost, Path: "/api/v1/compliance/reviews", OperationID: "createComplianceReview", Tag: "compliance", Perm: router.Admin,
+			Summary:     "Record a review {kind: log|access, period: YYYY-MM, notes, finding}",
+			Description: "The review and its audit record (compliance.review) commit together: when the record cannot be written nothing is stored (500).",
+			Do:          router.JSON(s.createReview)},
+
 		// Alerts (spec 4.4).
 		{Method: http.MethodGet, Path: "/api/alerts", OperationID: "getAlertConfig", Tag: "alerts", Perm: router.Admin,
 			Summary:     "The alert configuration (spec 2.5); secrets that are set show as ********",

@@ -122,6 +122,10 @@ type Deps struct {
 	// not built).
 	AlertStore  AlertStore
 	AlertEngine AlertNotifier
+	// Compliance is the compliance log (nil: status shows it off);
+	// ComplianceStore keeps the reviews (*store.DB).
+	Compliance      Compliance
+	ComplianceStore ComplianceStore
 }
 
 // SSO is the OpenID Connect login (app/auth/oidc.Provider).

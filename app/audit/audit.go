@@ -55,6 +55,9 @@ const (
 	ActionAlertNote          = "alert.note"           // a note added to an alert event
 	ActionAlertSilenceCreate = "alert.silence.create" //
 	ActionAlertSilenceDelete = "alert.silence.delete" //
+
+	ActionComplianceReview   = "compliance.review"   // a log or access review recorded (spec 6.5)
+	ActionComplianceEvidence = "compliance.evidence" // an evidence bundle downloaded (detail: range, masked)
 )
 
 // Request is what the chain records of the HTTP request behind an action.

@@ -143,5 +143,3 @@ func openBundle(name string) (io.Reader, func(), error) {
 		return f, func() { f.Close() }, nil
 	}
 }
-
-

@@ -30,14 +30,14 @@ type teeDeep struct {
 	deep record.DeepSink
 }
 
+// IngestSink is the ingest queue's shape: records and deep records.
+type IngestSink interface {
+	record.Sink
+	record.DeepSink
+}
+
 // TeeDeep is Tee for a sink that also implements record.DeepSink.
-func (s *Service) TeeDeep(next interface {
-	record.Sink
-	record.DeepSink
-}) interface {
-	record.Sink
-	record.DeepSink
-} {
+func (s *Service) TeeDeep(next IngestSink) IngestSink {
 	if !s.cfg.Enabled {
 		return next
 	}

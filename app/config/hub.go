@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net/url"
 	"netmon/alerting"
+	"netmon/app/compliance"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,6 +91,9 @@ type HubConfig struct {
 	TLS pki.Config
 	// Alerts is the alert engine (-alerts).
 	Alerts alerting.Config
+	// Compliance is the compliance log (-compliance, -tsa-url,
+	// -compliance-key, -worm-dir, -mask-pii, -compliance-retention-days).
+	Compliance compliance.Config
 }
 
 // Server holds the settings of the hub process itself, which belong to
@@ -124,23 +128,24 @@ type Server struct {
 // component's DefaultConfig.
 func DefaultHubConfig() HubConfig {
 	return HubConfig{
-		Server:    Server{Port: 8080, DataDir: ".", LogFormat: "text", LogLevel: "info"},
-		Store:     store.DefaultConfig(),
-		Retention: store.DefaultRetentionConfig(),
-		HTTP:      httpguard.DefaultConfig(),
-		Auth:      auth.DefaultConfig(),
-		Vault:     vault.DefaultConfig(),
-		OIDC:      oidc.DefaultConfig(),
-		Geo:       geo.DefaultConfig(),
-		Capture:   capture.DefaultConfig(),
-		Record:    pcaprec.DefaultConfig(),
-		Live:      live.DefaultConfig(),
-		Queue:     queue.DefaultConfig(),
-		Flows:     flows.DefaultConfig(),
-		Syslog:    syslog.DefaultConfig(),
-		Fleet:     fleet.DefaultConfig(),
-		TLS:       pki.DefaultConfig(),
-		Alerts:    alerting.DefaultConfig(),
+		Server:     Server{Port: 8080, DataDir: ".", LogFormat: "text", LogLevel: "info"},
+		Store:      store.DefaultConfig(),
+		Retention:  store.DefaultRetentionConfig(),
+		HTTP:       httpguard.DefaultConfig(),
+		Auth:       auth.DefaultConfig(),
+		Vault:      vault.DefaultConfig(),
+		OIDC:       oidc.DefaultConfig(),
+		Geo:        geo.DefaultConfig(),
+		Capture:    capture.DefaultConfig(),
+		Record:     pcaprec.DefaultConfig(),
+		Live:       live.DefaultConfig(),
+		Queue:      queue.DefaultConfig(),
+		Flows:      flows.DefaultConfig(),
+		Syslog:     syslog.DefaultConfig(),
+		Fleet:      fleet.DefaultConfig(),
+		TLS:        pki.DefaultConfig(),
+		Alerts:     alerting.DefaultConfig(),
+		Compliance: compliance.DefaultConfig(),
 	}
 }
 
@@ -243,6 +248,8 @@ func (c *HubConfig) ResolvePaths() error {
 	under(&c.TLS.Dir)
 	under(&c.TLS.CertFile)
 	under(&c.TLS.KeyFile)
+	under(&c.Compliance.KeyFile)
+	under(&c.Compliance.WORMDir)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 
+	"netmon/app/compliance"
 	"netmon/collectors/flows"
 	"netmon/collectors/flows/netflow"
 	"netmon/collectors/syslog"
@@ -16,9 +17,17 @@ import (
 func (h *Hub) buildCollectors() {
 	h.queue = queue.New(h.log.With("component", "queue"), h.cfg.Queue, h.db, h.reg)
 	h.parts.add("queue", h.queue.Start, noCtx(h.queue.Stop))
-	h.flows = flows.New(h.log.With("component", "flows"), h.cfg.Flows, h.queue, templateStore{h.db}, h.reg)
+	// The compliance log taps the ingest path: with -compliance the
+	// producers' records are also chained (it stops after them, so it
+	// chains what they flushed). The TSA client is the default one until
+	// the guarded outbound dialer is wired here.
+	h.compliance = compliance.New(h.log.With("component", "compliance"), h.cfg.Compliance, compliance.Deps{DB: h.db, Registry: h.reg,
+		OnDrift: func(msg string) { h.log.Warn("time_drift", "message", msg) }})
+	h.parts.add("compliance", h.compliance.Start, noCtx(h.compliance.Stop))
+	h.ingest = h.compliance.TeeDeep(h.queue)
+	h.flows = flows.New(h.log.With("component", "flows"), h.cfg.Flows, h.ingest, templateStore{h.db}, h.reg)
 	h.parts.add("flows", h.flows.Start, noCtx(h.flows.Stop))
-	h.syslog = syslog.New(h.log.With("component", "syslog"), h.cfg.Syslog, h.queue, h.reg)
+	h.syslog = syslog.New(h.log.With("component", "syslog"), h.cfg.Syslog, h.ingest, h.reg)
 	h.parts.add("syslog", h.syslog.Start, noCtx(h.syslog.Stop))
 }
 
