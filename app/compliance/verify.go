@@ -71,10 +71,7 @@ func Verify(r io.Reader, opts VerifyOptions) (Report, error) {
 	for _, k := range opts.Keys {
 		keys[KeyID(k)] = k
 	}
-	dec := json.NewDecoder(r)
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return rep, fmt.Errorf("bundle: not a JSON object")
-	}
+	sc := newScanner(r)
 	var (
 		prev    [32]byte
 		started bool
@@ -85,92 +82,106 @@ func Verify(r io.Reader, opts VerifyOptions) (Report, error) {
 		cps     []BundleCheckpoint
 		enc     []byte
 		format  string
+		l       BundleLog
 	)
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return rep, fmt.Errorf("bundle: %w", err)
+	// record checks one entry against the chain and adds it to its day's
+	// tree, snapshotting the tree at every hour boundary.
+	record := func(l *BundleLog) error {
+		if started && l.Seq != nextSeq {
+			return fmt.Errorf("record seq %d: out of order or missing — seq %d expected after %d (record deleted, inserted or reordered)", l.Seq, nextSeq, nextSeq-1)
 		}
-		key, _ := t.(string)
+		started, nextSeq = true, l.Seq+1
+		rec, commits, err := l.record()
+		if err != nil {
+			return fmt.Errorf("record seq %d: %w", l.Seq, err)
+		}
+		if enc, err = Encode(enc[:0], &rec, commits); err != nil {
+			return fmt.Errorf("record seq %d: %w", l.Seq, err)
+		}
+		h := Next(prev, enc)
+		var want [32]byte
+		if n, err := hex.Decode(want[:], []byte(l.H)); err != nil || n != 32 || want != h {
+			return fmt.Errorf("record seq %d: content does not match the chain (record edited, or the chain broken before it)", l.Seq)
+		}
+		hour := l.At - l.At%3600
+		if hour != curHour {
+			if hour < curHour {
+				return fmt.Errorf("record seq %d: appended before the previous record's hour", l.Seq)
+			}
+			if cur != nil {
+				cur.snapshot(prev, l.Seq-1)
+			}
+			day := dayOf(l.At)
+			if days[day] == nil {
+				// Size 0: the day's checkpoints before its first record.
+				days[day] = &vday{tree: rangeFactory.NewEmptyRange(0), first: l.Seq, start: prev,
+					sizes: map[uint64]snap{0: {root: rfc6962.DefaultHasher.EmptyRoot(), chain: prev, last: l.Seq - 1}}}
+			}
+			cur, curHour = days[day], hour
+		}
+		_ = cur.tree.Append(rfc6962.DefaultHasher.HashLeaf(h[:]), nil)
+		cur.last = l.Seq
+		prev = h
+		rep.Records++
+		if opts.Progress != nil && rep.Records%(1<<20) == 0 {
+			opts.Progress(rep.Records)
+		}
+		return nil
+	}
+	sc.expect('{')
+	for sc.err == nil && !sc.empty('}') {
+		key := sc.quoted()
+		sc.expect(':')
 		switch key {
-		case "format":
-			_ = dec.Decode(&format)
-		case "generated_at":
-			_ = dec.Decode(&rep.GeneratedAt)
-		case "chain_start":
-			var h string
-			if err := dec.Decode(&h); err != nil {
-				return rep, fmt.Errorf("bundle: chain_start: %w", err)
-			}
-			b, err := hex.DecodeString(h)
-			if err != nil || len(b) != 32 {
-				return rep, fmt.Errorf("bundle: chain_start is not a 32-byte hex value")
-			}
-			copy(prev[:], b)
 		case "logs":
-			if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-				return rep, fmt.Errorf("bundle: logs is not an array")
-			}
-			for dec.More() {
-				var l BundleLog
-				if err := dec.Decode(&l); err != nil {
-					return rep, fmt.Errorf("record after seq %d: unreadable: %w", nextSeq-1, err)
-				}
-				if started && l.Seq != nextSeq {
-					return rep, fmt.Errorf("record seq %d: out of order or missing — seq %d expected after %d (record deleted, inserted or reordered)", l.Seq, nextSeq, nextSeq-1)
-				}
-				started, nextSeq = true, l.Seq+1
-				rec, commits, err := l.record()
-				if err != nil {
-					return rep, fmt.Errorf("record seq %d: %w", l.Seq, err)
-				}
-				if enc, err = Encode(enc[:0], &rec, commits); err != nil {
-					return rep, fmt.Errorf("record seq %d: %w", l.Seq, err)
-				}
-				h := Next(prev, enc)
-				if hex.EncodeToString(h[:]) != l.H {
-					return rep, fmt.Errorf("record seq %d: content does not match the chain (record edited, or the chain broken before it)", l.Seq)
-				}
-				hour := l.At - l.At%3600
-				if hour != curHour {
-					if hour < curHour {
-						return rep, fmt.Errorf("record seq %d: appended before the previous record's hour", l.Seq)
+			sc.expect('[')
+			if !sc.empty(']') {
+				for sc.err == nil {
+					sc.log(&l)
+					if sc.err != nil {
+						return rep, fmt.Errorf("record after seq %d: unreadable: %w", nextSeq-1, sc.err)
 					}
-					if cur != nil {
-						cur.snapshot(prev, l.Seq-1)
+					if err := record(&l); err != nil {
+						return rep, err
 					}
-					day := dayOf(l.At)
-					if days[day] == nil {
-						// Size 0: the day's checkpoints before its first record.
-						days[day] = &vday{tree: rangeFactory.NewEmptyRange(0), first: l.Seq, start: prev,
-							sizes: map[uint64]snap{0: {root: rfc6962.DefaultHasher.EmptyRoot(), chain: prev, last: l.Seq - 1}}}
+					if !sc.more(']') {
+						break
 					}
-					cur, curHour = days[day], hour
 				}
-				_ = cur.tree.Append(rfc6962.DefaultHasher.HashLeaf(h[:]), nil)
-				cur.last = l.Seq
-				prev = h
-				rep.Records++
-				if opts.Progress != nil && rep.Records%(1<<20) == 0 {
-					opts.Progress(rep.Records)
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return rep, fmt.Errorf("bundle: logs: %w", err)
 			}
 			if cur != nil {
 				cur.snapshot(prev, nextSeq-1)
 			}
-		case "checkpoints":
-			if err := dec.Decode(&cps); err != nil {
-				return rep, fmt.Errorf("bundle: checkpoints: %w", err)
+		case "checkpoints", "format", "generated_at", "chain_start":
+			var dst any = &cps
+			var str string
+			if key != "checkpoints" {
+				dst = &str
 			}
-		default:
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
+			if err := json.Unmarshal(sc.raw(), dst); err != nil {
 				return rep, fmt.Errorf("bundle: %s: %w", key, err)
 			}
+			switch key {
+			case "format":
+				format = str
+			case "generated_at":
+				rep.GeneratedAt = str
+			case "chain_start":
+				b, err := hex.DecodeString(str)
+				if err != nil || len(b) != 32 {
+					return rep, fmt.Errorf("bundle: chain_start is not a 32-byte hex value")
+				}
+				copy(prev[:], b)
+			}
+		default:
+			sc.raw()
 		}
+		if !sc.more('}') {
+			break
+		}
+	}
+	if sc.err != nil {
+		return rep, sc.err
 	}
 	if format != BundleFormat {
 		return rep, fmt.Errorf("bundle: format %q, want %q", format, BundleFormat)
