@@ -88,7 +88,7 @@ func benchBundle(b *testing.B, n int) (*Service, []byte) {
 	clk := &clock{t: day0.Truncate(24 * time.Hour)}
 	s := newBenchService(b, db, clk)
 	for off := 0; off < n; off += benchBatch {
-		clk.Set(day0.Truncate(24*time.Hour).Add(time.Duration(off) * 23 * time.Hour / time.Duration(n)))
+		clk.Set(day0.Truncate(24 * time.Hour).Add(time.Duration(off) * 23 * time.Hour / time.Duration(n)))
 		s.c.append(context.Background(), pendingFlows(min(benchBatch, n-off), off))
 	}
 	clk.Set(day0.Truncate(24 * time.Hour).Add(24*time.Hour + time.Minute))
