@@ -6,11 +6,15 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"netmon/store"
 	"netmon/store/record"
@@ -153,5 +157,60 @@ func TestRestartContinuesChain(t *testing.T) {
 	s2.Flush(context.Background())
 	if _, err := Verify(bytes.NewReader(evidence(t, s2, false)), VerifyOptions{Keys: []ed25519.PublicKey{s2.PublicKey()}}); err != nil {
 		t.Fatalf("verify after restart: %v", err)
+	}
+}
+
+// TestTimeDrift: a checkpoint signed by a clock ahead of the system's
+// raises time_drift (the hook is called once) and the status shows it.
+func TestTimeDrift(t *testing.T) {
+	db := storetest.OpenSQLite(t)
+	clk := &clock{t: day0}
+	key := filepath.Join(t.TempDir(), "k")
+	s := newTestService(t, db, clk, key, nil)
+	fill(t, s, clk, 2, 1)
+	_ = s.Stop()
+	clk.Set(day0.Add(-time.Hour)) // the system clock went back
+	var msgs []string
+	cfg := DefaultConfig()
+	cfg.Enabled, cfg.KeyFile, cfg.Now, cfg.Tick = true, key, clk.Now, time.Hour
+	s2 := New(storetest.Logger(t), cfg, Deps{DB: db, OnDrift: func(m string) { msgs = append(msgs, m) }})
+	if err := s2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Stop()
+	st, err := s2.Status(context.Background())
+	if err != nil || !st.TimeDrift || len(msgs) != 1 || !strings.Contains(msgs[0], "ahead of the system clock") {
+		t.Fatalf("status %+v err %v drift messages %q", st, err, msgs)
+	}
+	if st.LastHourly == nil || st.LastHourly.Hour != "2026-11-23T23:00:00Z" || st.LastDaily == nil || st.LastDaily.Day != "2026-11-23" || st.LastDaily.TSAStatus != "none" {
+		t.Fatalf("last statements %+v %+v", st.LastHourly, st.LastDaily)
+	}
+}
+
+// TestWORMUnwritable: a -worm-dir that cannot be written (here a file in
+// its place; a read-only mount or a full disk fail the same call) is
+// reported in the status and the metric, and the seal is still made.
+func TestWORMUnwritable(t *testing.T) {
+	db := storetest.OpenSQLite(t)
+	clk := &clock{t: day0}
+	bad := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(bad, nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	cfg := DefaultConfig()
+	cfg.Enabled, cfg.KeyFile, cfg.Now, cfg.Tick, cfg.WORMDir = true, filepath.Join(t.TempDir(), "k"), clk.Now, time.Hour, bad
+	s := New(storetest.Logger(t), cfg, Deps{DB: db, Registry: reg})
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	fill(t, s, clk, 2, 1)
+	st, err := s.Status(context.Background())
+	if err != nil || st.WORMErrors != 1 || !strings.Contains(st.WORMError, "not a directory") || st.LastDaily == nil || !strings.HasPrefix(st.LastDaily.WORM, "error:worm:") {
+		t.Fatalf("status %+v (%v)", st, err)
+	}
+	if got := testutil.ToFloat64(s.m.wormErrors); got != 1 {
+		t.Fatalf("netmon_compliance_worm_errors_total %v", got)
 	}
 }

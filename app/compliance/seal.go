@@ -186,7 +186,8 @@ func (s *Service) writeWORMDay(ctx context.Context, seal Statement) error {
 	for _, c := range cps {
 		_ = enc.Encode(bundleCheckpoint(c))
 	}
-	var first error
+	// The first failure ends the day's writes: the next files would fail
+	// the same way (directory missing, read-only or full).
 	for _, f := range []struct {
 		name string
 		data []byte
@@ -195,11 +196,11 @@ func (s *Service) writeWORMDay(ctx context.Context, seal Statement) error {
 		{"seal.txt", []byte(seal.Body())},
 		{"compliance.key.pub", PublicPEM(s.PublicKey())},
 	} {
-		if err := s.wormFile(day, f.name, f.data); err != nil && first == nil {
-			first = err
+		if err := s.wormFile(day, f.name, f.data); err != nil {
+			return err
 		}
 	}
-	return first
+	return nil
 }
 
 // wormFile creates dir/YYYY/MM/DD/name exclusively (an existing file is an
