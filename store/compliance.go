@@ -300,3 +300,75 @@ func (db *DB) ListComplianceReviews(ctx context.Context, limit int) ([]Complianc
 	}
 	return out, rows.Err()
 }
+
+// ISMSRecord is one ISMS register entry (app/compliance/isms.go): Data is
+// the entry's JSON, Ref its key within the kind (an asset or risk id, or
+// the Annex A control id of an SoA line).
+type ISMSRecord struct {
+	ID        int64
+	Kind      string
+	Ref       string
+	Data      string
+	UpdatedAt int64
+	UpdatedBy string
+}
+
+// ErrISMSRefTaken is returned when kind+ref exists already.
+var ErrISMSRefTaken = errors.New("ref already used")
+
+// InsertISMS stores a new entry in the transaction of its audit record.
+func (t *Tx) InsertISMS(ctx context.Context, r ISMSRecord) (int64, error) {
+	var n int
+	if err := t.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM isms_records WHERE kind = $1 AND ref = $2`, r.Kind, r.Ref).Scan(&n); err != nil {
+		return 0, fmt.Errorf("insert isms record: %w", err)
+	}
+	if n > 0 {
+		return 0, fmt.Errorf("insert isms record: %w", ErrISMSRefTaken)
+	}
+	var id int64
+	if err := t.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM isms_records`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("insert isms record: %w", err)
+	}
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO isms_records (id, kind, ref, data, updated_at, updated_by) VALUES ($1, $2, $3, $4, $5, $6)`,
+		id, r.Kind, cleanText(r.Ref), r.Data, r.UpdatedAt, cleanText(r.UpdatedBy)); err != nil {
+		return 0, fmt.Errorf("insert isms record: %w", err)
+	}
+	return id, nil
+}
+
+// UpdateISMS replaces an entry's data and returns the previous version
+// (ErrNotFound when kind has no such id).
+func (t *Tx) UpdateISMS(ctx context.Context, r ISMSRecord) (ISMSRecord, error) {
+	var old ISMSRecord
+	err := t.tx.QueryRowContext(ctx, `SELECT id, kind, ref, data, updated_at, updated_by FROM isms_records WHERE id = $1 AND kind = $2`, r.ID, r.Kind).
+		Scan(&old.ID, &old.Kind, &old.Ref, &old.Data, &old.UpdatedAt, &old.UpdatedBy)
+	if errors.Is(err, sql.ErrNoRows) {
+		return old, fmt.Errorf("update isms record: %w", ErrNotFound)
+	}
+	if err != nil {
+		return old, fmt.Errorf("update isms record: %w", err)
+	}
+	if _, err := t.tx.ExecContext(ctx, `UPDATE isms_records SET data = $1, updated_at = $2, updated_by = $3 WHERE id = $4`,
+		r.Data, r.UpdatedAt, cleanText(r.UpdatedBy), r.ID); err != nil {
+		return old, fmt.Errorf("update isms record: %w", err)
+	}
+	return old, nil
+}
+
+// ListISMS returns the entries of kind by ref.
+func (db *DB) ListISMS(ctx context.Context, kind string) ([]ISMSRecord, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT id, kind, ref, data, updated_at, updated_by FROM isms_records WHERE kind = $1 ORDER BY ref, id`, kind)
+	if err != nil {
+		return nil, fmt.Errorf("list isms records: %w", err)
+	}
+	defer rows.Close()
+	out := []ISMSRecord{}
+	for rows.Next() {
+		var r ISMSRecord
+		if err := rows.Scan(&r.ID, &r.Kind, &r.Ref, &r.Data, &r.UpdatedAt, &r.UpdatedBy); err != nil {
+			return nil, fmt.Errorf("list isms records: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

@@ -121,6 +121,19 @@ func (s *Server) routeTable() []router.Route {
 			Description: "The review and its audit record (compliance.review) commit together: when the record cannot be written nothing is stored (500).",
 			Do:          router.JSON(s.createReview)},
 
+		// ISMS registers (spec 4.10, issue 21).
+		{Method: http.MethodGet, Path: "/api/v1/isms/soa/controls", OperationID: "listAnnexAControls", Tag: "compliance", Perm: router.View,
+			Summary: "The 93 ISO/IEC 27001:2022 Annex A control ids (A.5.1 … A.8.34) risks and SoA lines refer to", Do: router.JSON(s.ismsControls)},
+		{Method: http.MethodGet, Path: "/api/v1/isms/{kind}", OperationID: "listISMS", Tag: "compliance", Perm: router.View,
+			Summary: "An ISMS register (assets, risks with treatment, Statement of Applicability), by ref", Do: router.JSON(s.listISMS)},
+		{Method: http.MethodPost, Path: "/api/v1/isms/{kind}", OperationID: "createISMS", Tag: "compliance", Perm: router.Admin,
+			Summary:     "Add a register entry (audited: isms.create)",
+			Description: "Risks: score = likelihood x impact; a mitigated risk names its Annex A controls. SoA: the ref is the control id; a control not applicable needs its justification. An existing ref: 409.",
+			Do:          router.JSON(s.createISMS), Errors: map[int]string{409: "the ref exists in this register"}},
+		{Method: http.MethodPut, Path: "/api/v1/isms/{kind}/{id}", OperationID: "updateISMS", Tag: "compliance", Perm: router.Admin,
+			Summary: "Replace a register entry's content; its ref stays (audited: isms.update with before and after)",
+			Do:      router.JSON(s.updateISMS), Errors: map[int]string{404: "no such entry in this register"}},
+
 		// Alerts (spec 4.4).
 		{Method: http.MethodGet, Path: "/api/alerts", OperationID: "getAlertConfig", Tag: "alerts", Perm: router.Admin,
 			Summary:     "The alert configuration (spec 2.5); secrets that are set show as ********",

@@ -126,6 +126,8 @@ type Deps struct {
 	// ComplianceStore keeps the reviews (*store.DB).
 	Compliance      Compliance
 	ComplianceStore ComplianceStore
+	// ISMS keeps the ISMS registers (*store.DB).
+	ISMS ISMSStore
 }
 
 // SSO is the OpenID Connect login (app/auth/oidc.Provider).

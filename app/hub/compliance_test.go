@@ -82,3 +82,57 @@ func TestComplianceEndToEnd(t *testing.T) {
 		_ = h
 	})
 }
+
+// TestISMSRegisters: the three registers through the API, validated, each
+// change audited with before and after. On both databases.
+func TestISMSRegisters(t *testing.T) {
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		_, boot := bootstrap(t, dsn)
+		asset := map[string]any{"ref": "AS-1", "asset": map[string]any{"name": "core firewall", "type": "hardware", "owner": "netops", "classification": "confidential"}}
+		boot.call("POST", "/api/v1/isms/assets", asset).must(t, 200)
+		boot.call("POST", "/api/v1/isms/assets", asset).must(t, 409)
+		risk := map[string]any{"ref": "R-1", "risk": map[string]any{"title": "firewall misconfiguration", "assets": []string{"AS-1"},
+			"likelihood": 3, "impact": 4, "treatment": "mitigate", "controls": []string{"A.8.9", "A.8.99"}, "status": "open"}}
+		if r := boot.call("POST", "/api/v1/isms/risks", risk).must(t, 400); !strings.Contains(r.body, `A.8.99`) {
+			t.Fatalf("bad control: %s", r.body)
+		}
+		risk["risk"].(map[string]any)["controls"] = []string{"A.8.9", "A.8.20"}
+		var created struct {
+			ID   int64 `json:"id"`
+			Risk struct {
+				Score int `json:"score"`
+			} `json:"risk"`
+		}
+		boot.call("POST", "/api/v1/isms/risks", risk).must(t, 200).decode(t, &created)
+		if created.Risk.Score != 12 {
+			t.Fatalf("score %d, want 12", created.Risk.Score)
+		}
+		risk["risk"].(map[string]any)["status"] = "treated"
+		boot.call("PUT", fmt.Sprintf("/api/v1/isms/risks/%d", created.ID), risk).must(t, 200)
+		boot.call("PUT", "/api/v1/isms/risks/999", risk).must(t, 404)
+		boot.call("POST", "/api/v1/isms/soa", map[string]any{"ref": "A.9.1", "soa": map[string]any{"applicable": true, "implemented": "yes"}}).must(t, 400)
+		boot.call("POST", "/api/v1/isms/soa", map[string]any{"ref": "A.7.4", "soa": map[string]any{"applicable": false, "implemented": "no"}}).must(t, 400)
+		boot.call("POST", "/api/v1/isms/soa", map[string]any{"ref": "A.7.4", "soa": map[string]any{"applicable": false, "justification": "no premises of our own", "implemented": "no"}}).must(t, 200)
+		var controls []string
+		boot.call("GET", "/api/v1/isms/soa/controls", nil).must(t, 200).decode(t, &controls)
+		if len(controls) != 93 || controls[0] != "A.5.1" || controls[92] != "A.8.34" {
+			t.Fatalf("controls %d %v", len(controls), controls)
+		}
+		var risks []struct {
+			Ref  string `json:"ref"`
+			Risk struct {
+				Status string `json:"status"`
+			} `json:"risk"`
+		}
+		boot.call("GET", "/api/v1/isms/risks", nil).must(t, 200).decode(t, &risks)
+		if len(risks) != 1 || risks[0].Ref != "R-1" || risks[0].Risk.Status != "treated" {
+			t.Fatalf("risks %+v", risks)
+		}
+		var rows []auditRow
+		boot.call("GET", "/api/v1/audit?action=isms.*", nil).must(t, 200).decode(t, &rows)
+		if len(rows) != 4 || rows[0].Action != "isms.create" || rows[1].Action != "isms.update" ||
+			!strings.Contains(rows[1].BeforeJSON, `"status":"open"`) || !strings.Contains(rows[1].AfterJSON, `"status":"treated"`) {
+			t.Fatalf("audit %+v", rows)
+		}
+	})
+}

@@ -237,7 +237,7 @@ func (h *Hub) buildHTTP() error {
 		CertAgentID:    pki.AgentID,
 		Guard:          h.guard,
 		LoopbackOnly:   h.loopbackOnly(),
-		Compliance:     h.compliance, ComplianceStore: h.db,
+		Compliance:     h.compliance, ComplianceStore: h.db, ISMS: h.db,
 	})
 	if err != nil {
 		return fmt.Errorf("build api: %w", err)

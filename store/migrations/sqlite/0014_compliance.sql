@@ -41,3 +41,16 @@ CREATE TABLE compliance_reviews (
     notes   TEXT    NOT NULL DEFAULT '',
     finding TEXT    NOT NULL DEFAULT ''
 );
+
+-- ISMS registers (spec 4.10 /api/v1/isms/*): kind 'assets', 'risks' or
+-- 'soa'; ref the entry's key within its kind (for 'soa' the ISO
+-- 27001:2022 Annex A control id); data the entry as JSON.
+CREATE TABLE isms_records (
+    id         BIGINT  PRIMARY KEY,
+    kind       TEXT    NOT NULL,
+    ref        TEXT    NOT NULL,
+    data       TEXT    NOT NULL,
+    updated_at BIGINT  NOT NULL,
+    updated_by TEXT    NOT NULL DEFAULT ''
+);
+CREATE UNIQUE INDEX isms_records_ref ON isms_records (kind, ref);
