@@ -26,6 +26,7 @@ export const routes: RouteRecordRaw[] = [
   { path: '/hosts/:ip', name: 'host', component: () => import('./views/HostView.vue'), meta: { title: 'Host', perm: 'view' } },
   { path: '/flows', name: 'flows', component: () => import('./views/FlowsView.vue'), meta: { title: 'Flows', perm: 'view' } },
   { path: '/syslog', name: 'syslog', component: () => import('./views/SyslogView.vue'), meta: { title: 'Syslog', perm: 'view' } },
+  { path: '/compliance', name: 'compliance', component: () => import('./views/ComplianceView.vue'), meta: { title: 'Compliance', perm: 'view' } },
   { path: '/admin', redirect: '/admin/users' },
   { path: '/admin/users', name: 'users', component: () => import('./views/admin/UsersView.vue'), meta: { title: 'Users', perm: 'admin' } },
   { path: '/admin/tokens', name: 'tokens', component: () => import('./views/admin/TokensView.vue'), meta: { title: 'API tokens', perm: 'admin' } },
