@@ -210,7 +210,10 @@ func (s *Service) writer(stop context.Context) {
 			s.c.advance(ctx, s.cfg.Now().Unix())
 			if time.Since(prune) > time.Hour && s.cfg.RetentionDays > 0 {
 				prune = time.Now()
+				// Whole days only: a day's evidence must hold all of its
+				// records or none, or its seal could not be verified.
 				cut := s.cfg.Now().Add(-time.Duration(s.cfg.RetentionDays) * 24 * time.Hour).Unix()
+				cut -= cut % 86400
 				if _, err := s.deps.DB.PruneCompliance(ctx, cut); err != nil {
 					s.log.Warn("prune compliance log", "err", err)
 				}

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 
+	"netmon/alerting/rules"
 	"netmon/app/compliance"
 	"netmon/collectors/flows"
 	"netmon/collectors/flows/netflow"
@@ -22,7 +23,7 @@ func (h *Hub) buildCollectors() {
 	// chains what they flushed). The TSA client is the default one until
 	// the guarded outbound dialer is wired here.
 	h.compliance = compliance.New(h.log.With("component", "compliance"), h.cfg.Compliance, compliance.Deps{DB: h.db, Registry: h.reg,
-		OnDrift: func(msg string) { h.log.Warn("time_drift", "message", msg) }})
+		OnDrift: h.timeDrift})
 	h.parts.add("compliance", h.compliance.Start, noCtx(h.compliance.Stop))
 	h.ingest = h.compliance.TeeDeep(h.queue)
 	h.flows = flows.New(h.log.With("component", "flows"), h.cfg.Flows, h.ingest, templateStore{h.db}, h.reg)
@@ -57,4 +58,14 @@ func (s templateStore) LoadTemplates(ctx context.Context) ([]netflow.Template, e
 		in[i] = flows.StoredTemplate(r)
 	}
 	return flows.DecodeTemplates(in), nil
+}
+
+// timeDrift raises the time_drift alert (spec 6.3) when a compliance
+// checkpoint's clock is ahead of the system clock. Severity 6: the spec
+// gives none; a clock that went back puts the seals' order in doubt.
+func (h *Hub) timeDrift(msg string) {
+	h.log.Warn("time_drift", "message", msg)
+	if h.alerts != nil {
+		h.alerts.Raise(context.Background(), rules.Alert{Kind: "time_drift", Key: "compliance", Message: msg, Severity: 6})
+	}
 }
