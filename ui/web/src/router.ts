@@ -31,7 +31,7 @@ export const routes: RouteRecordRaw[] = [
   { path: '/admin/users', name: 'users', component: () => import('./views/admin/UsersView.vue'), meta: { title: 'Users', perm: 'admin' } },
   { path: '/admin/tokens', name: 'tokens', component: () => import('./views/admin/TokensView.vue'), meta: { title: 'API tokens', perm: 'admin' } },
   { path: '/admin/enroll-tokens', name: 'enroll-tokens', component: () => import('./views/admin/EnrollTokensView.vue'), meta: { title: 'Enroll tokens', perm: 'admin' } },
-  { path: '/admin/audit', name: 'audit', component: () => import('./views/admin/AuditView.vue'), meta: { title: 'Audit log', perm: 'admin', global: true } },
+  { path: '/admin/audit', name: 'audit', component: () => import('./views/admin/AuditView.vue'), meta: { title: 'Audit log', perm: 'audit', global: true } },
   { path: '/about', name: 'about', component: () => import('./views/AboutView.vue'), meta: { title: 'About', public: true } },
   { path: '/:rest(.*)*', name: 'notfound', component: () => import('./views/NotFoundView.vue'), meta: { title: 'Not found', public: true } },
 ]

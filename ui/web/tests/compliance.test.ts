@@ -66,3 +66,20 @@ test('compliance page: seal state, evidence link, reviews, ISMS registers', asyn
   expect(posted).toEqual([{ kind: 'access', period: '2026-10', notes: 'q3', finding: 'none' }])
   expect(w.find('[data-testid="review-table"]').text()).toContain('2026-10')
 })
+
+test('an auditor reads evidence and reviews but records nothing', async () => {
+  useSession().apply({ required: true, authenticated: true, sso: false, multi_site: false, exposed: false, rbac_users: true, bootstrap_password: false, user: { username: 'aud', role: 'auditor', site: '', actor_type: 'user' } })
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(async (url: string) => {
+      const path = url.split('?')[0]
+      if (path === '/api/v1/compliance/status') return new Response(JSON.stringify(status), { status: 200 })
+      return new Response('[]', { status: 200 })
+    }),
+  )
+  const w = mount(ComplianceView)
+  await flushPromises()
+  expect(w.find('[data-testid="evidence-download"]').exists()).toBe(true)
+  expect(w.find('[data-testid="review-table"]').exists()).toBe(true)
+  expect(w.find('[data-testid="review-form"]').exists()).toBe(false)
+})

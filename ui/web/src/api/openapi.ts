@@ -1093,7 +1093,7 @@ export interface paths {
         put?: never;
         /**
          * Create a user
-         * @description Password at least 8 characters (at most 72 bytes). Roles: admin, netops, analyst, viewer; with -multi-site also site-admin (needs a site) and global-admin. A site-bound creator's site is forced. 409 when the name is taken.
+         * @description Password at least 8 characters (at most 72 bytes). Roles: admin, netops, auditor (read-only: view, audit log, compliance evidence and reviews), analyst, viewer; with -multi-site also site-admin (needs a site) and global-admin. A site-bound creator's site is forced. 409 when the name is taken.
          */
         post: operations["createUser"];
         delete?: never;
@@ -4056,7 +4056,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthErrorBody"];
                 };
             };
-            /** @description the identity lacks the permission admin */
+            /** @description the identity lacks the permission audit */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4094,7 +4094,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthErrorBody"];
                 };
             };
-            /** @description the identity lacks the permission admin */
+            /** @description the identity lacks the permission audit */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4150,7 +4150,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthErrorBody"];
                 };
             };
-            /** @description the identity lacks the permission admin */
+            /** @description the identity lacks the permission audit */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4209,7 +4209,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthErrorBody"];
                 };
             };
-            /** @description the identity lacks the permission admin */
+            /** @description the identity lacks the permission audit */
             403: {
                 headers: {
                     [name: string]: unknown;
