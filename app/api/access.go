@@ -50,6 +50,8 @@ func permissionOf(p router.Perm) auth.Permission {
 		return auth.PermManageAgents
 	case router.Admin:
 		return auth.PermAdmin
+	case router.Audit:
+		return auth.PermAudit
 	case router.GlobalAdmin:
 		return auth.PermGlobalAdmin
 	}

@@ -130,6 +130,12 @@ type Deps struct {
 	// Deliveries reads its log (*store.DB).
 	Notifier   Notifier
 	Deliveries DeliveryLog
+	// Compliance is the compliance log (nil: status shows it off);
+	// ComplianceStore keeps the reviews (*store.DB).
+	Compliance      Compliance
+	ComplianceStore ComplianceStore
+	// ISMS keeps the ISMS registers (*store.DB).
+	ISMS ISMSStore
 }
 
 // SSO is the OpenID Connect login (app/auth/oidc.Provider).

@@ -59,6 +59,11 @@ const (
 	ActionAlertRouteUpdate   = "alert.route.update"   //
 	ActionAlertRouteDelete   = "alert.route.delete"   //
 	ActionAlertChannelTest   = "alert.channel.test"   // a "send test" (result error: the send failed)
+
+	ActionComplianceReview   = "compliance.review"   // a log or access review recorded (spec 6.5)
+	ActionComplianceEvidence = "compliance.evidence" // an evidence bundle downloaded (detail: range, masked)
+	ActionISMSCreate         = "isms.create"         // an ISMS register entry (asset, risk, SoA line)
+	ActionISMSUpdate         = "isms.update"         // before/after of the entry
 )
 
 // Request is what the chain records of the HTTP request behind an action.

@@ -24,6 +24,10 @@ const (
 	RoleViewer      Role = "viewer"
 	RoleSiteAdmin   Role = "site-admin"
 	RoleGlobalAdmin Role = "global-admin"
+	// RoleAuditor is netmon's addition to the spec's roles (issue 21): an
+	// external auditor reads (view, the audit log, compliance evidence
+	// and reviews) and changes nothing anywhere.
+	RoleAuditor Role = "auditor"
 )
 
 // Permission is a permission of the matrix in spec section 5 item 7.
@@ -38,6 +42,9 @@ const (
 	PermManageAgents Permission = "agents"
 	PermAdmin        Permission = "admin"
 	PermGlobalAdmin  Permission = "global-admin"
+	// PermAudit reads the audit log and the compliance evidence and
+	// reviews: every admin holds it, and the auditor role.
+	PermAudit Permission = "audit"
 )
 
 // matrix is spec section 5 item 7, plus the multi-site roles:
@@ -49,12 +56,13 @@ const (
 // In single-site mode there is no global-admin role, and admin holds
 // global-admin so that providers can be managed at all.
 var matrix = map[Role][]Permission{
-	RoleAdmin:       {PermView, PermOperate, PermAnalyze, PermDevices, PermManageAgents, PermAdmin},
+	RoleAdmin:       {PermView, PermOperate, PermAnalyze, PermDevices, PermManageAgents, PermAdmin, PermAudit},
 	RoleNetOps:      {PermView, PermOperate, PermAnalyze, PermDevices},
 	RoleAnalyst:     {PermView, PermAnalyze},
 	RoleViewer:      {PermView},
-	RoleSiteAdmin:   {PermView, PermOperate, PermAnalyze, PermDevices, PermManageAgents, PermAdmin},
-	RoleGlobalAdmin: {PermView, PermOperate, PermAnalyze, PermDevices, PermManageAgents, PermAdmin, PermGlobalAdmin},
+	RoleSiteAdmin:   {PermView, PermOperate, PermAnalyze, PermDevices, PermManageAgents, PermAdmin, PermAudit},
+	RoleGlobalAdmin: {PermView, PermOperate, PermAnalyze, PermDevices, PermManageAgents, PermAdmin, PermGlobalAdmin, PermAudit},
+	RoleAuditor:     {PermView, PermAudit},
 }
 
 // Allows reports whether role holds permission p.
@@ -71,7 +79,7 @@ func Allows(role Role, p Permission, multiSite bool) bool {
 // ValidRole reports whether role may be assigned in this mode.
 func ValidRole(role Role, multiSite bool) bool {
 	switch role {
-	case RoleAdmin, RoleNetOps, RoleAnalyst, RoleViewer:
+	case RoleAdmin, RoleNetOps, RoleAnalyst, RoleViewer, RoleAuditor:
 		return true
 	case RoleSiteAdmin, RoleGlobalAdmin:
 		return multiSite
@@ -82,9 +90,9 @@ func ValidRole(role Role, multiSite bool) bool {
 // Roles lists the roles valid in this mode, most privileged first.
 func Roles(multiSite bool) []Role {
 	if multiSite {
-		return []Role{RoleGlobalAdmin, RoleAdmin, RoleSiteAdmin, RoleNetOps, RoleAnalyst, RoleViewer}
+		return []Role{RoleGlobalAdmin, RoleAdmin, RoleSiteAdmin, RoleNetOps, RoleAuditor, RoleAnalyst, RoleViewer}
 	}
-	return []Role{RoleAdmin, RoleNetOps, RoleAnalyst, RoleViewer}
+	return []Role{RoleAdmin, RoleNetOps, RoleAuditor, RoleAnalyst, RoleViewer}
 }
 
 // rank orders roles by privilege, for "may X grant role Y" checks.
@@ -98,7 +106,7 @@ func rank(r Role) int {
 		return 4
 	case RoleNetOps:
 		return 3
-	case RoleAnalyst:
+	case RoleAnalyst, RoleAuditor:
 		return 2
 	case RoleViewer:
 		return 1

@@ -192,7 +192,7 @@ func newUserCreateCmd() *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&name, "username", "", "user name (required)")
-	cmd.Flags().StringVar(&role, "role", "admin", "role: admin, netops, analyst, viewer (multi-site: also site-admin, global-admin)")
+	cmd.Flags().StringVar(&role, "role", "admin", "role: admin, netops, auditor, analyst, viewer (multi-site: also site-admin, global-admin)")
 	cmd.Flags().StringVar(&site, "site", "", "site the user is bound to (empty = all sites)")
 	addOutputFlag(cmd, &output)
 	_ = cmd.MarkFlagRequired("username")

@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"netmon/alerting"
 	"netmon/alerting/notify"
+	"netmon/app/compliance"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,6 +97,9 @@ type HubConfig struct {
 	Notify notify.Config
 	// Outbound is the guard of every outbound connection (-outbound-allow).
 	Outbound netguard.Config
+	// Compliance is the compliance log (-compliance, -tsa-url,
+	// -compliance-key, -worm-dir, -mask-pii, -compliance-retention-days).
+	Compliance compliance.Config
 }
 
 // Server holds the settings of the hub process itself, which belong to
@@ -130,25 +134,26 @@ type Server struct {
 // component's DefaultConfig.
 func DefaultHubConfig() HubConfig {
 	return HubConfig{
-		Server:    Server{Port: 8080, DataDir: ".", LogFormat: "text", LogLevel: "info"},
-		Store:     store.DefaultConfig(),
-		Retention: store.DefaultRetentionConfig(),
-		HTTP:      httpguard.DefaultConfig(),
-		Auth:      auth.DefaultConfig(),
-		Vault:     vault.DefaultConfig(),
-		OIDC:      oidc.DefaultConfig(),
-		Geo:       geo.DefaultConfig(),
-		Outbound:  netguard.DefaultConfig(),
-		Notify:    notify.DefaultConfig(),
-		Capture:   capture.DefaultConfig(),
-		Record:    pcaprec.DefaultConfig(),
-		Live:      live.DefaultConfig(),
-		Queue:     queue.DefaultConfig(),
-		Flows:     flows.DefaultConfig(),
-		Syslog:    syslog.DefaultConfig(),
-		Fleet:     fleet.DefaultConfig(),
-		TLS:       pki.DefaultConfig(),
-		Alerts:    alerting.DefaultConfig(),
+		Server:     Server{Port: 8080, DataDir: ".", LogFormat: "text", LogLevel: "info"},
+		Store:      store.DefaultConfig(),
+		Retention:  store.DefaultRetentionConfig(),
+		HTTP:       httpguard.DefaultConfig(),
+		Auth:       auth.DefaultConfig(),
+		Vault:      vault.DefaultConfig(),
+		OIDC:       oidc.DefaultConfig(),
+		Geo:        geo.DefaultConfig(),
+		Outbound:   netguard.DefaultConfig(),
+		Notify:     notify.DefaultConfig(),
+		Capture:    capture.DefaultConfig(),
+		Record:     pcaprec.DefaultConfig(),
+		Live:       live.DefaultConfig(),
+		Queue:      queue.DefaultConfig(),
+		Flows:      flows.DefaultConfig(),
+		Syslog:     syslog.DefaultConfig(),
+		Fleet:      fleet.DefaultConfig(),
+		TLS:        pki.DefaultConfig(),
+		Alerts:     alerting.DefaultConfig(),
+		Compliance: compliance.DefaultConfig(),
 	}
 }
 
@@ -251,6 +256,8 @@ func (c *HubConfig) ResolvePaths() error {
 	under(&c.TLS.Dir)
 	under(&c.TLS.CertFile)
 	under(&c.TLS.KeyFile)
+	under(&c.Compliance.KeyFile)
+	under(&c.Compliance.WORMDir)
 	return nil
 }
 

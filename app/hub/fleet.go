@@ -46,7 +46,7 @@ func (h *Hub) buildFleet(ctx context.Context) error {
 	tcfg := auth.DefaultThrottleConfig()
 	tcfg.FailuresOnly = true
 	limiter := throttleLimiter{auth.NewThrottle(tcfg, "enroll", h.reg)}
-	h.fleet = fleet.New(h.log.With("component", "fleet"), fc, fleet.Deps{DB: h.db, Auditor: audit.Builder{}, Sink: h.queue, Limiter: limiter, CA: ca, Registry: h.reg})
+	h.fleet = fleet.New(h.log.With("component", "fleet"), fc, fleet.Deps{DB: h.db, Auditor: audit.Builder{}, Sink: h.ingest, Limiter: limiter, CA: ca, Registry: h.reg})
 	h.parts.add("fleet", h.fleet.Start, noCtx(h.fleet.Stop))
 	return nil
 }

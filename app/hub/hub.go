@@ -30,6 +30,7 @@ import (
 
 	"netmon/app/api"
 	"netmon/app/auth"
+	"netmon/app/compliance"
 	"netmon/app/config"
 	"netmon/app/fleet"
 	"netmon/app/fleet/pki"
@@ -83,6 +84,11 @@ type Hub struct {
 	alerts    *alerting.Engine
 	api       *api.Server
 	srv       *http.Server
+
+	// ingest is the sink producers write into: the queue, teed into the
+	// compliance log when -compliance is on.
+	ingest     compliance.IngestSink
+	compliance *compliance.Service
 
 	// wrap, when set (tests only), wraps the API handler.
 	wrap func(http.Handler) http.Handler
@@ -239,6 +245,7 @@ func (h *Hub) buildHTTP() error {
 		CertAgentID:    pki.AgentID,
 		Guard:          h.guard,
 		LoopbackOnly:   h.loopbackOnly(),
+		Compliance:     h.compliance, ComplianceStore: h.db, ISMS: h.db,
 	})
 	if err != nil {
 		return fmt.Errorf("build api: %w", err)

@@ -21,7 +21,7 @@ var updateMatrix = flag.Bool("update-matrix", false, "rewrite testdata/rbac/matr
 // credentials, a session of each role, API tokens (valid, site-bound,
 // revoked), an enrolled agent's token, a token no agent holds, and an
 // enroll token.
-var matrixIdentities = []string{"anonymous", "viewer", "analyst", "netops", "admin", "site_token", "revoked_token", "agent", "agent_token", "enroll_token"}
+var matrixIdentities = []string{"anonymous", "viewer", "analyst", "netops", "auditor", "admin", "site_token", "revoked_token", "agent", "agent_token", "enroll_token"}
 
 // TestRBACMatrix calls every route of the route table (hence of the
 // OpenAPI document) as each kind of caller and compares who gets 401, who
@@ -33,13 +33,13 @@ var matrixIdentities = []string{"anonymous", "viewer", "analyst", "netops", "adm
 func TestRBACMatrix(t *testing.T) {
 	h, boot := bootstrap(t, storetestSQLite(t))
 	clients := map[string]*client{"anonymous": h.client(t)}
-	for _, role := range []string{"viewer", "analyst", "netops"} {
+	for _, role := range []string{"viewer", "analyst", "netops", "auditor"} {
 		boot.createUser(role, role+"-pass-1", role, "")
 	}
 	boot.createUser("admin1", "admin-pass-1", "admin", "") // ends the bootstrap session
 	admin := h.client(t)
 	admin.login("admin1", "admin-pass-1")
-	for _, role := range []string{"viewer", "analyst", "netops"} {
+	for _, role := range []string{"viewer", "analyst", "netops", "auditor"} {
 		c := h.client(t)
 		c.login(role, role+"-pass-1")
 		clients[role] = c

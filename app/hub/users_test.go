@@ -37,8 +37,8 @@ func TestUserRulesAndRBAC(t *testing.T) {
 			{map[string]string{"username": "short", "password": "1234567", "role": "viewer"}, 400, `{"error":"password must be at least 8 characters"}`},
 			{map[string]string{"username": "x", "password": strings.Repeat("p", 73), "role": "viewer"}, 400, `{"error":"password must be at most 72 bytes"}`},
 			{map[string]string{"username": "bad name", "password": "long-enough", "role": "viewer"}, 400, ""},
-			{map[string]string{"username": "r", "password": "long-enough", "role": "root"}, 400, `{"error":"role must be one of admin, netops, analyst, viewer"}`},
-			{map[string]string{"username": "s", "password": "long-enough", "role": "site-admin", "site": "a"}, 400, `{"error":"role must be one of admin, netops, analyst, viewer"}`},
+			{map[string]string{"username": "r", "password": "long-enough", "role": "root"}, 400, `{"error":"role must be one of admin, netops, auditor, analyst, viewer"}`},
+			{map[string]string{"username": "s", "password": "long-enough", "role": "site-admin", "site": "a"}, 400, `{"error":"role must be one of admin, netops, auditor, analyst, viewer"}`},
 		} {
 			r := boot.call("POST", "/api/v1/users", tt.body)
 			if r.code != tt.code || (tt.msg != "" && r.body != tt.msg) {

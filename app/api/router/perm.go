@@ -16,7 +16,8 @@ const (
 	Analyze      Perm = "analyze"      // AI and reports
 	Devices      Perm = "devices"      // add/delete devices
 	ManageAgents Perm = "agents"       // delete agents (a user permission)
-	Admin        Perm = "admin"        // users, tokens, audit
+	Admin        Perm = "admin"        // users, tokens, changes of compliance records
+	Audit        Perm = "audit"        // audit log, compliance evidence and reviews (read): admins and auditors
 	GlobalAdmin  Perm = "global-admin" // AI provider management (multi-site)
 	// AgentIdentity is an enrolled agent: its bearer agent token or its
 	// verified client certificate (spec "AG").

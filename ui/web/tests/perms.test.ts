@@ -2,7 +2,8 @@ import { expect, test } from 'vitest'
 import { allows, permissionsOf, roles } from '../src/lib/perms'
 
 test('the matrix of spec section 5 item 7', () => {
-  expect(permissionsOf('admin')).toEqual(['view', 'operate', 'analyze', 'devices', 'agents', 'admin', 'global-admin'])
+  expect(permissionsOf('admin')).toEqual(['view', 'operate', 'analyze', 'devices', 'agents', 'admin', 'audit', 'global-admin'])
+  expect(permissionsOf('auditor')).toEqual(['view', 'audit'])
   expect(permissionsOf('netops')).toEqual(['view', 'operate', 'analyze', 'devices'])
   expect(permissionsOf('analyst')).toEqual(['view', 'analyze'])
   expect(permissionsOf('viewer')).toEqual(['view'])
@@ -13,7 +14,7 @@ test('multi-site roles exist only in multi-site mode; admin loses global-admin t
   expect(allows('site-admin', 'admin', true)).toBe(true)
   expect(allows('global-admin', 'global-admin', true)).toBe(true)
   expect(allows('admin', 'global-admin', true)).toBe(false)
-  expect(roles(false)).toEqual(['admin', 'netops', 'analyst', 'viewer'])
+  expect(roles(false)).toEqual(['admin', 'netops', 'auditor', 'analyst', 'viewer'])
   expect(roles(true)).toContain('site-admin')
 })
 

@@ -800,6 +800,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/compliance/evidence": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Evidence bundle of UTC days from..to: {format, generated_at, from, to, masked, logs[], checkpoints[], verification}, streamed
+         * @description Streamed with flat memory. format=zip or tar.gz adds compliance.key.pub, tsa-chain.pem and README.txt. mask=true (default -mask-pii) replaces IP, MAC and user names with keyed pseudonyms (stable inside the bundle) and carries the commitments of the real values, so `netmon compliance verify` still passes; stored records are unchanged. Each download is audited (compliance.evidence). Site-bound identities get 403.
+         */
+        get: operations["getComplianceEvidence"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/compliance/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Review records, newest first */
+        get: operations["listComplianceReviews"];
+        put?: never;
+        /**
+         * Record a review {kind: log|access, period: YYYY-MM, notes, finding}
+         * @description The review and its audit record (compliance.review) commit together: when the record cannot be written nothing is stored (500).
+         */
+        post: operations["createComplianceReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/compliance/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compliance log state: configuration, records, last hourly checkpoint, last daily seal (tsa_status ok, none or error:<message>)
+         * @description Off (-compliance not set), config.enabled is false and the counters show what is stored. The signing key's public half is included; the private half never leaves the hub.
+         */
+        get: operations["getComplianceStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dns": {
         parameters: {
             query?: never;
@@ -1015,6 +1076,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/isms/soa/controls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The 93 ISO/IEC 27001:2022 Annex A control ids (A.5.1 … A.8.34) risks and SoA lines refer to */
+        get: operations["listAnnexAControls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/isms/{kind}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An ISMS register (assets, risks with treatment, Statement of Applicability), by ref */
+        get: operations["listISMS"];
+        put?: never;
+        /**
+         * Add a register entry (audited: isms.create)
+         * @description Risks: score = likelihood x impact; a mitigated risk names its Annex A controls. SoA: the ref is the control id; a control not applicable needs its justification. An existing ref: 409.
+         */
+        post: operations["createISMS"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/isms/{kind}/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Replace a register entry's content; its ref stays (audited: isms.update with before and after) */
+        put: operations["updateISMS"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/l7": {
         parameters: {
             query?: never;
@@ -1119,7 +1235,7 @@ export interface paths {
         put?: never;
         /**
          * Create a user
-         * @description Password at least 8 characters (at most 72 bytes). Roles: admin, netops, analyst, viewer; with -multi-site also site-admin (needs a site) and global-admin. A site-bound creator's site is forced. 409 when the name is taken.
+         * @description Password at least 8 characters (at most 72 bytes). Roles: admin, netops, auditor (read-only: view, audit log, compliance evidence and reviews), analyst, viewer; with -multi-site also site-admin (needs a site) and global-admin. A site-bound creator's site is forced. 409 when the name is taken.
          */
         post: operations["createUser"];
         delete?: never;
@@ -1500,6 +1616,67 @@ export interface components {
             ok: boolean;
             error: string;
         };
+        ComplianceAsset: {
+            name: string;
+            type: string;
+            owner: string;
+            classification: string;
+            location: string;
+            notes: string;
+        };
+        ComplianceRisk: {
+            title: string;
+            assets: string[];
+            likelihood: number;
+            impact: number;
+            score: number;
+            treatment: string;
+            controls: string[];
+            owner: string;
+            status: string;
+            due: string;
+        };
+        ComplianceSoAEntry: {
+            applicable: boolean;
+            justification: string;
+            implemented: string;
+            evidence: string;
+        };
+        ComplianceStatus: {
+            config: components["schemas"]["ComplianceStatusConfig"];
+            records: number;
+            last_record_ts: number;
+            last_hourly?: components["schemas"]["ComplianceStatusHourly"];
+            last_daily?: components["schemas"]["ComplianceStatusDaily"];
+            worm_errors: number;
+            worm_error: string;
+            time_drift: boolean;
+        };
+        ComplianceStatusConfig: {
+            enabled: boolean;
+            tsa_url: string;
+            worm_dir: string;
+            mask_pii: boolean;
+            retention_days: number;
+            key_id: string;
+            public_key: string;
+        };
+        ComplianceStatusDaily: {
+            day: string;
+            size: number;
+            root: string;
+            signed_at: number;
+            tsa_status: string;
+            worm: string;
+        };
+        ComplianceStatusHourly: {
+            hour: string;
+            size: number;
+            last_seq: number;
+            root: string;
+            signed_at: number;
+            key_id: string;
+        };
         Connection: {
             proto: string;
             local_addr: string;
@@ -1683,6 +1860,22 @@ export interface components {
             seconds: number;
             samples: number;
         };
+        ISMSEntry: {
+            id: number;
+            kind: string;
+            ref: string;
+            updated_at: number;
+            updated_by: string;
+            asset?: components["schemas"]["ComplianceAsset"];
+            risk?: components["schemas"]["ComplianceRisk"];
+            soa?: components["schemas"]["ComplianceSoAEntry"];
+        };
+        ISMSEntryIn: {
+            ref: string;
+            asset?: components["schemas"]["ComplianceAsset"];
+            risk?: components["schemas"]["ComplianceRisk"];
+            soa?: components["schemas"]["ComplianceSoAEntry"];
+        };
         LoginResult: {
             ok: boolean;
             /** @description session token (64 hex characters) */
@@ -1846,6 +2039,12 @@ export interface components {
             packets: number;
             bytes: number;
         };
+        ReviewCreate: {
+            kind: string;
+            period: string;
+            notes: string;
+            finding: string;
+        };
         SeriesLine: {
             key: string;
             octets: number;
@@ -1899,6 +2098,15 @@ export interface components {
             ok: boolean;
             broken_at: number;
             checked: number;
+        };
+        StoreComplianceReview: {
+            id: number;
+            ts: number;
+            author: string;
+            kind: string;
+            period: string;
+            notes: string;
+            finding: string;
         };
         StoreConversation: {
             src: string;
@@ -4413,7 +4621,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthErrorBody"];
                 };
             };
-            /** @description the identity lacks the permission admin */
+            /** @description the identity lacks the permission audit */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4451,7 +4659,229 @@ export interface operations {
                     "application/json": components["schemas"]["AuthErrorBody"];
                 };
             };
+            /** @description the identity lacks the permission audit */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getComplianceEvidence: {
+        parameters: {
+            query: {
+                /** @description first UTC day, YYYY-MM-DD */
+                from: string;
+                /** @description last UTC day (inclusive), YYYY-MM-DD */
+                to: string;
+                /** @description mask IP, MAC and user names with keyed pseudonyms; default -mask-pii */
+                mask?: "true" | "false";
+                /** @description json streams the bundle; zip and tar.gz add the public key, the TSA chain and a README for the auditor */
+                format?: "json" | "zip" | "tar.gz";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the download (format=tar.gz) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": string;
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission audit */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description compliance logging is off */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listComplianceReviews: {
+        parameters: {
+            query?: {
+                /** @description newest reviews to return */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreComplianceReview"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission audit */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createComplianceReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReviewCreate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreComplianceReview"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
             /** @description the identity lacks the permission admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getComplianceStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComplianceStatus"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission view */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5035,6 +5465,258 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+        };
+    };
+    listAnnexAControls: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string[];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission view */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listISMS: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description register */
+                kind: "assets" | "risks" | "soa";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ISMSEntry"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission view */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createISMS: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description register */
+                kind: "assets" | "risks" | "soa";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ISMSEntryIn"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ISMSEntry"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the ref exists in this register */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateISMS: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description register */
+                kind: "assets" | "risks" | "soa";
+                /** @description entry id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ISMSEntryIn"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ISMSEntry"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such entry in this register */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };

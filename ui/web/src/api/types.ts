@@ -52,6 +52,12 @@ export type EnrollTokenCreate = S['FleetEnrollTokenCreate']
 /** The create answer: the ent_ secret, shown this once, and the new item. */
 export type EnrollTokenCreated = S['FleetEnrollTokenCreated']
 export type AuditEvent = S['StoreAuditEvent']
+/** GET /api/v1/compliance/status. */
+export type ComplianceStatus = S['ComplianceStatus']
+/** A review record (GET|POST /api/v1/compliance/reviews). */
+export type ComplianceReview = S['StoreComplianceReview']
+/** An ISMS register entry (/api/v1/isms/{kind}). */
+export type ISMSEntry = S['ISMSEntry']
 export type AuditVerify = S['StoreAuditVerify']
 export type Health = S['Health']
 

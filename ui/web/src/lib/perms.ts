@@ -3,16 +3,18 @@
 // returns the role only, so the console derives the permissions here and
 // shows only what the role may use.
 
-export type Permission = 'view' | 'operate' | 'analyze' | 'devices' | 'agents' | 'admin' | 'global-admin'
-export type Role = 'admin' | 'netops' | 'analyst' | 'viewer' | 'site-admin' | 'global-admin'
+export type Permission = 'view' | 'operate' | 'analyze' | 'devices' | 'agents' | 'admin' | 'audit' | 'global-admin'
+export type Role = 'admin' | 'netops' | 'auditor' | 'analyst' | 'viewer' | 'site-admin' | 'global-admin'
 
-const ALL: Permission[] = ['view', 'operate', 'analyze', 'devices', 'agents', 'admin']
+const ALL: Permission[] = ['view', 'operate', 'analyze', 'devices', 'agents', 'admin', 'audit']
 
 const MATRIX: Record<Role, Permission[]> = {
   admin: ALL,
   netops: ['view', 'operate', 'analyze', 'devices'],
   analyst: ['view', 'analyze'],
   viewer: ['view'],
+  // netmon's read-only auditor: the audit log, compliance evidence and reviews
+  auditor: ['view', 'audit'],
   'site-admin': ALL,
   'global-admin': [...ALL, 'global-admin'],
 }
@@ -20,8 +22,8 @@ const MATRIX: Record<Role, Permission[]> = {
 /** The roles that may be assigned in this mode, most privileged first. */
 export function roles(multiSite: boolean): Role[] {
   return multiSite
-    ? ['global-admin', 'admin', 'site-admin', 'netops', 'analyst', 'viewer']
-    : ['admin', 'netops', 'analyst', 'viewer']
+    ? ['global-admin', 'admin', 'site-admin', 'netops', 'auditor', 'analyst', 'viewer']
+    : ['admin', 'netops', 'auditor', 'analyst', 'viewer']
 }
 
 /** Whether role holds permission p (unknown roles hold nothing). */
