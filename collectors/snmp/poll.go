@@ -53,6 +53,7 @@ type pollResult struct {
 	ifaces   []rawIface
 	requests int
 	varbinds int
+	cpu      cpuTicks
 }
 
 // pollOnce reads the system group, the interfaces, the host resources
@@ -89,7 +90,8 @@ func pollOnce(g *gosnmp.GoSNMP, cfg Config, topo bool) (pollResult, error) {
 	for _, c := range cols {
 		r.varbinds += len(c.rows)
 	}
-	res, n, vb, err := readResources(g, cfg)
+	res, cpu, n, vb, err := readResources(g, cfg)
+	r.cpu = cpu
 	r.requests += n
 	r.varbinds += vb
 	if err != nil {
@@ -206,13 +208,12 @@ func trustedSpeed(speed32, highMbps uint64) uint64 {
 // readResources reads CPU, RAM and disk from HOST-RESOURCES-MIB, with
 // UCD-SNMP's figures where HOST-RESOURCES has none (and UCD's RAM, which
 // leaves buffers and cache out, where present).
-func readResources(g *gosnmp.GoSNMP, cfg Config) (*record.ResourceSample, int, int, error) {
+func readResources(g *gosnmp.GoSNMP, cfg Config) (_ *record.ResourceSample, cpu cpuTicks, requests, varbinds int, _ error) {
 	cols, requests, err := walkColumns(g, cfg.BulkVarbinds, 512,
 		oidHrProcessorLoad, oidHrStorageEntry+"2", oidHrStorageEntry+"4", oidHrStorageEntry+"5", oidHrStorageEntry+"6")
 	if err != nil {
-		return nil, requests, 0, err
+		return nil, cpu, requests, 0, err
 	}
-	varbinds := 0
 	for _, c := range cols {
 		varbinds += len(c.rows)
 	}
@@ -242,7 +243,7 @@ func readResources(g *gosnmp.GoSNMP, cfg Config) (*record.ResourceSample, int, i
 	if diskSize > 0 {
 		r.DiskPct = ptr(100 * diskUsed / diskSize)
 	}
-	p, err := g.Get([]string{oidUcdSsCPUIdle, oidUcdMemTotal, oidUcdMemAvail, oidUcdMemBuffer, oidUcdMemCached})
+	p, err := g.Get(append([]string{oidUcdSsCPUIdle, oidUcdMemTotal, oidUcdMemAvail, oidUcdMemBuffer, oidUcdMemCached}, ucdCPURaw...))
 	requests++
 	if err == nil && checkReport(p) == nil && p.Error == gosnmp.NoError {
 		vals := map[string]uint64{}
@@ -252,7 +253,15 @@ func readResources(g *gosnmp.GoSNMP, cfg Config) (*record.ResourceSample, int, i
 				varbinds++
 			}
 		}
-		if idle, ok := vals[oidUcdSsCPUIdle]; ok && r.CPUPct == nil && idle <= 100 {
+		for i, o := range ucdCPURaw {
+			if v, ok := vals[o]; ok {
+				cpu.total += v
+				if i == 3 {
+					cpu.idle, cpu.ok = v, true
+				}
+			}
+		}
+		if idle, ok := vals[oidUcdSsCPUIdle]; ok && r.CPUPct == nil && idle <= 100 && cpu.total == 0 {
 			r.CPUPct = ptr(float64(100 - idle))
 		}
 		if total := vals[oidUcdMemTotal]; total > 0 {
@@ -262,10 +271,39 @@ func readResources(g *gosnmp.GoSNMP, cfg Config) (*record.ResourceSample, int, i
 			}
 		}
 	}
-	if r.CPUPct == nil && r.MemPct == nil && r.DiskPct == nil {
-		return nil, requests, varbinds, nil
+	if r.CPUPct != nil {
+		cpu.ok = false // HOST-RESOURCES said it: no need of the ticks
 	}
-	return r, requests, varbinds, nil
+	if r.CPUPct == nil && r.MemPct == nil && r.DiskPct == nil && !cpu.ok {
+		return nil, cpu, requests, varbinds, nil
+	}
+	return r, cpu, requests, varbinds, nil
+}
+
+// ucdCPURaw are UCD-SNMP's cumulative CPU tick counters: user, nice,
+// system, idle (index 3), wait, interrupt, softirq. hrProcessorLoad is a
+// one-minute average an agent has only after its first minute; the ticks
+// give the CPU use between two polls from the start.
+var ucdCPURaw = []string{".1.3.6.1.4.1.2021.11.50.0", ".1.3.6.1.4.1.2021.11.51.0", ".1.3.6.1.4.1.2021.11.52.0",
+	".1.3.6.1.4.1.2021.11.53.0", ".1.3.6.1.4.1.2021.11.54.0", ".1.3.6.1.4.1.2021.11.56.0", ".1.3.6.1.4.1.2021.11.61.0"}
+
+// cpuTicks are UCD's idle and total ticks of one poll (ok: present).
+type cpuTicks struct {
+	idle, total uint64
+	ok          bool
+}
+
+// cpuBetween is the CPU use in percent between two polls' ticks; false
+// when they cannot say (missing, no tick passed, or counters reset).
+func cpuBetween(prev, cur cpuTicks) (float64, bool) {
+	if !prev.ok || !cur.ok || cur.total <= prev.total || cur.idle < prev.idle {
+		return 0, false
+	}
+	dt, di := cur.total-prev.total, cur.idle-prev.idle
+	if di > dt {
+		return 0, false
+	}
+	return 100 * float64(dt-di) / float64(dt), true
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -302,4 +340,3 @@ func firstNonEmpty(a, b string) string {
 	}
 	return b
 }
-

@@ -15,6 +15,7 @@ type prevPoll struct {
 	at     float64 // Unix seconds (monotonic-derived) of the poll
 	uptime uint32  // sysUpTime, centiseconds
 	ifaces map[int]prevIface
+	cpu    cpuTicks
 }
 
 // maxBitsPerSecond bounds a rate without a trusted speed: above it a
@@ -84,8 +85,8 @@ func uptimeWrapped(prev, cur uint32, dt float64) bool {
 }
 
 // remember keeps what the next poll's rates need.
-func remember(at float64, uptime uint32, ifs []rawIface) *prevPoll {
-	p := &prevPoll{at: at, uptime: uptime, ifaces: make(map[int]prevIface, len(ifs))}
+func remember(at float64, uptime uint32, ifs []rawIface, cpu cpuTicks) *prevPoll {
+	p := &prevPoll{at: at, uptime: uptime, ifaces: make(map[int]prevIface, len(ifs)), cpu: cpu}
 	for _, f := range ifs {
 		p.ifaces[f.sample.IfIndex] = prevIface{in: f.sample.InOctets, out: f.sample.OutOctets, hc: f.hc}
 	}

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -300,10 +301,15 @@ func (p *Poller) poll(ctx context.Context, dev record.Device, prev *prevPoll, to
 	applyRates(prev, at, r.poll.UptimeCS, r.ifaces)
 	r.poll.DeviceID, r.poll.TS = dev.ID, out.TS
 	r.poll.Ifaces = samples(dev.ID, out.TS, r.ifaces)
-	if r.poll.Resources != nil {
-		r.poll.Resources.DeviceID, r.poll.Resources.TS = dev.ID, out.TS
+	if res := r.poll.Resources; res != nil {
+		res.DeviceID, res.TS = dev.ID, out.TS
+		if res.CPUPct == nil && prev != nil {
+			if pct, ok := cpuBetween(prev.cpu, r.cpu); ok {
+				res.CPUPct = &pct
+			}
+		}
 	}
-	return r.poll, remember(at, r.poll.UptimeCS, r.ifaces), nil
+	return r.poll, remember(at, r.poll.UptimeCS, r.ifaces, r.cpu), nil
 }
 
 // pollRaw opens a session and reads the device.
@@ -313,7 +319,31 @@ func (p *Poller) pollRaw(ctx context.Context, dev record.Device, topo bool) (pol
 		return pollResult{}, err
 	}
 	defer g.Close()
-	return pollOnce(g, p.cfg, topo)
+	r, err := pollOnce(g, p.cfg, topo)
+	if err != nil && dev.SNMPVersion == "3" && strings.Contains(err.Error(), "not authentic") {
+		err = p.diagnoseV3(ctx, dev)
+	}
+	return r, err
+}
+
+// diagnoseV3 tells an unknown user from a wrong password. An agent
+// answers a request it cannot authenticate with an unauthenticated
+// report that gosnmp refuses ("not authentic") whatever the cause; asked
+// again without authentication, it reports usmStatsUnknownUserNames only
+// when the user does not exist.
+func (p *Poller) diagnoseV3(ctx context.Context, dev record.Device) error {
+	wrong := errReport{usmReports[".1.3.6.1.6.3.15.1.1.5.0"]}
+	dev.V3AuthProto, dev.V3PrivProto = "", ""
+	g, err := newSession(ctx, dev, p.cfg, p.deps.Control)
+	if err != nil {
+		return wrong
+	}
+	defer g.Close()
+	pkt, err := g.Get([]string{oidSysName})
+	if (err != nil && strings.Contains(err.Error(), "unknown username")) || errors.Is(checkReport(pkt), errReport{usmReports[".1.3.6.1.6.3.15.1.1.3.0"]}) {
+		return errReport{usmReports[".1.3.6.1.6.3.15.1.1.3.0"]}
+	}
+	return wrong
 }
 
 // ProbeResult is one poll of a device that is not saved (POST

@@ -170,6 +170,12 @@ func describe(err error, target string, cfg Config) string {
 		return ""
 	case errors.As(err, &rep):
 		return rep.msg
+	case strings.Contains(err.Error(), "connection refused"):
+		return fmt.Sprintf("unreachable: nothing answers SNMP at %s (ICMP port unreachable)", target)
+	case strings.Contains(err.Error(), "unknown username"):
+		return "unknown user"
+	case strings.Contains(err.Error(), "not authentic"):
+		return "authentication failure (wrong auth password or protocol)"
 	case strings.Contains(err.Error(), "timeout"):
 		return fmt.Sprintf("timeout: no answer from %s within %s (%d tries); for v2c check the community", target, cfg.Timeout, cfg.Retries+1)
 	case strings.Contains(err.Error(), "wrong digest") || strings.Contains(err.Error(), "authentication"):
