@@ -87,3 +87,32 @@ func (db *DB) InsertTopoEdges(ctx context.Context, edges []TopoEdge) error {
 		return nil
 	})
 }
+
+// IfaceStatus is an interface's state in its device's latest poll.
+type IfaceStatus struct {
+	DeviceID  int64
+	Name      string
+	OperUp    bool
+	RxUtilPct *float64
+	TxUtilPct *float64
+}
+
+// LatestIfaceStatus returns the interfaces of every device's latest poll
+// at or after since: what link status is computed from.
+func (db *DB) LatestIfaceStatus(ctx context.Context, since int64) ([]IfaceStatus, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT i.device_id, i.name, i.oper_up, i.rx_util_pct, i.tx_util_pct FROM device_ifaces i
+		JOIN (SELECT device_id, MAX(ts) AS ts FROM device_ifaces WHERE ts >= $1 GROUP BY device_id) m ON i.device_id = m.device_id AND i.ts = m.ts`, since)
+	if err != nil {
+		return nil, fmt.Errorf("latest interface status: %w", err)
+	}
+	defer rows.Close()
+	var out []IfaceStatus
+	for rows.Next() {
+		var s IfaceStatus
+		if err := rows.Scan(&s.DeviceID, &s.Name, &s.OperUp, &s.RxUtilPct, &s.TxUtilPct); err != nil {
+			return nil, fmt.Errorf("latest interface status: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

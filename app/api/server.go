@@ -122,6 +122,13 @@ type Deps struct {
 	// not built).
 	AlertStore  AlertStore
 	AlertEngine AlertNotifier
+	// Devices keeps devices and their samples (*store.DB; nil: empty
+	// lists); DevicePoller probes and re-reads the list (*snmp.Poller);
+	// Topology builds the graph (*topology.Service). Device credentials
+	// are sealed with Vault.
+	Devices      DeviceStore
+	DevicePoller DevicePoller
+	Topology     TopologyBuilder
 }
 
 // SSO is the OpenID Connect login (app/auth/oidc.Provider).

@@ -55,6 +55,10 @@ const (
 	ActionAlertNote          = "alert.note"           // a note added to an alert event
 	ActionAlertSilenceCreate = "alert.silence.create" //
 	ActionAlertSilenceDelete = "alert.silence.delete" //
+
+	ActionDeviceCreate = "device.create" // credentials never in the record
+	ActionDeviceDelete = "device.delete" // with its samples
+	ActionUplinkSet    = "uplink.set"    // a manual topology uplink of an agent or device
 )
 
 // Request is what the chain records of the HTTP request behind an action.

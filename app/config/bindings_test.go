@@ -43,6 +43,8 @@ func TestHubFlagsBindOneFieldEach(t *testing.T) {
 		{"sflow-port", "Flows.SFlowAddr", "0"},
 		{"syslog-port", "Syslog.Addr", "0"},
 		{"queue-workers", "Queue.Workers", "4"},
+		{"poller", "SNMP.Enabled", "true"},
+		{"devpoll-concurrency", "SNMP.Concurrency", "96"},
 		{"enroll-token", "Fleet.StaticToken", ""},
 		{"agent-archive-days", "Fleet.ArchiveDays", "30"},
 		{"agent-pcap", "Fleet.PcapEnabled", "true"},

@@ -39,6 +39,7 @@ import (
 	"netmon/capture/pcaprec"
 	"netmon/collectors/flows"
 	"netmon/collectors/geo"
+	"netmon/collectors/snmp"
 	"netmon/collectors/syslog"
 	"netmon/store"
 	"netmon/store/queue"
@@ -90,6 +91,8 @@ type HubConfig struct {
 	TLS pki.Config
 	// Alerts is the alert engine (-alerts).
 	Alerts alerting.Config
+	// SNMP is the device poller (-poller, -devpoll-concurrency).
+	SNMP snmp.Config
 }
 
 // Server holds the settings of the hub process itself, which belong to
@@ -141,6 +144,7 @@ func DefaultHubConfig() HubConfig {
 		Fleet:     fleet.DefaultConfig(),
 		TLS:       pki.DefaultConfig(),
 		Alerts:    alerting.DefaultConfig(),
+		SNMP:      snmp.DefaultConfig(),
 	}
 }
 

@@ -34,11 +34,13 @@ import (
 	"netmon/app/fleet/pki"
 	"netmon/app/httpguard"
 	"netmon/app/live"
+	"netmon/app/topology"
 	"netmon/app/version"
 	"netmon/capture"
 	"netmon/capture/proc"
 	"netmon/collectors/flows"
 	"netmon/collectors/geo"
+	"netmon/collectors/snmp"
 	"netmon/collectors/syslog"
 	"netmon/store"
 	"netmon/store/queue"
@@ -77,6 +79,8 @@ type Hub struct {
 	pki       *pki.Authority
 	fleet     *fleet.Service
 	alerts    *alerting.Engine
+	poller    *snmp.Poller
+	topology  *topology.Service
 	api       *api.Server
 	srv       *http.Server
 
@@ -132,6 +136,7 @@ func New(ctx context.Context, log *slog.Logger, cfg config.HubConfig, opts ...Op
 		return nil, err
 	}
 	h.buildAlerts()
+	h.buildDevices()
 	if err := h.buildHTTP(); err != nil {
 		return nil, err
 	}
@@ -186,7 +191,7 @@ func (h *Hub) buildStore(ctx context.Context) error {
 		}
 	}
 	h.retention = store.NewRetention(h.log.With("component", "retention"), h.cfg.Retention, db, h.reg)
-	for _, table := range slices.Concat(store.TrafficTables, store.FlowTables, store.SyslogTables, store.AgentTables, store.DeepTables) {
+	for _, table := range slices.Concat(store.TrafficTables, store.FlowTables, store.SyslogTables, store.AgentTables, store.DeepTables, store.DeviceTables) {
 		if err := h.retention.Register(table, "ts"); err != nil {
 			return fmt.Errorf("register retention: %w", err)
 		}
@@ -227,6 +232,9 @@ func (h *Hub) buildHTTP() error {
 		Alerts:         h.alerts,
 		AlertStore:     h.db,
 		AlertEngine:    h.alerts,
+		Devices:        h.db,
+		DevicePoller:   h.poller,
+		Topology:       h.topology,
 		Fleet:          h.fleet,
 		CertAgentID:    pki.AgentID,
 		Guard:          h.guard,

@@ -2,34 +2,28 @@
 -- firewall REST driver, their samples, and the topology edges (spec 2.12).
 -- Credentials are one vault-sealed JSON blob per device whose associated
 -- data is "devices/<id>": a blob moved to another row fails to open.
-CREATE TABLE devices (
-    id             INTEGER PRIMARY KEY AUTOINCREMENT,
-    name           TEXT    NOT NULL,
-    host           TEXT    NOT NULL DEFAULT '', -- empty: an unmanaged topology node, never polled
-    kind           TEXT    NOT NULL DEFAULT 'switch',
-    site           TEXT    NOT NULL DEFAULT '',
-    snmp_version   TEXT    NOT NULL DEFAULT '2c', -- 1, 2c, 3
-    v3_user        TEXT    NOT NULL DEFAULT '',
-    v3_auth_proto  TEXT    NOT NULL DEFAULT '',
-    v3_priv_proto  TEXT    NOT NULL DEFAULT '',
-    secrets        BLOB,                          -- sealed {community, v3_auth_pass, v3_priv_pass, api_token}
-    vendor         TEXT    NOT NULL DEFAULT '',   -- fwvendor: the REST driver instead of SNMP
-    api_url        TEXT    NOT NULL DEFAULT '',
-    api_verify_tls BOOLEAN NOT NULL DEFAULT TRUE,
-    vdom           TEXT    NOT NULL DEFAULT '',
-    profile        TEXT    NOT NULL DEFAULT 'auto',
-    api_profile    TEXT    NOT NULL DEFAULT '',
-    api_version    TEXT    NOT NULL DEFAULT '',
-    api_caps       TEXT    NOT NULL DEFAULT '',
-    poll_seconds   INTEGER NOT NULL DEFAULT 60,
-    enabled        BOOLEAN NOT NULL DEFAULT TRUE,
-    sys_name       TEXT    NOT NULL DEFAULT '',
-    sys_descr      TEXT    NOT NULL DEFAULT '',
-    sys_object_id  TEXT    NOT NULL DEFAULT '',
-    last_poll      BIGINT  NOT NULL DEFAULT 0,
-    last_error     TEXT    NOT NULL DEFAULT '',
-    created_at     BIGINT  NOT NULL
-);
+-- 0005 made a minimal devices table (flow and syslog site scope); the
+-- device feature adds its columns here.
+ALTER TABLE devices ADD COLUMN snmp_version   TEXT    NOT NULL DEFAULT '2c'; -- 1, 2c, 3
+ALTER TABLE devices ADD COLUMN v3_user        TEXT    NOT NULL DEFAULT '';
+ALTER TABLE devices ADD COLUMN v3_auth_proto  TEXT    NOT NULL DEFAULT '';
+ALTER TABLE devices ADD COLUMN v3_priv_proto  TEXT    NOT NULL DEFAULT '';
+ALTER TABLE devices ADD COLUMN secrets        BLOB; -- sealed {community, v3_auth_pass, v3_priv_pass, api_token}
+ALTER TABLE devices ADD COLUMN vendor         TEXT    NOT NULL DEFAULT ''; -- fwvendor: the REST driver instead of SNMP
+ALTER TABLE devices ADD COLUMN api_url        TEXT    NOT NULL DEFAULT '';
+ALTER TABLE devices ADD COLUMN api_verify_tls BOOLEAN NOT NULL DEFAULT TRUE;
+ALTER TABLE devices ADD COLUMN vdom           TEXT    NOT NULL DEFAULT '';
+ALTER TABLE devices ADD COLUMN profile        TEXT    NOT NULL DEFAULT 'auto';
+ALTER TABLE devices ADD COLUMN api_profile    TEXT    NOT NULL DEFAULT '';
+ALTER TABLE devices ADD COLUMN api_version    TEXT    NOT NULL DEFAULT '';
+ALTER TABLE devices ADD COLUMN api_caps       TEXT    NOT NULL DEFAULT '';
+ALTER TABLE devices ADD COLUMN poll_seconds   INTEGER NOT NULL DEFAULT 60;
+ALTER TABLE devices ADD COLUMN enabled        BOOLEAN NOT NULL DEFAULT TRUE;
+ALTER TABLE devices ADD COLUMN sys_name       TEXT    NOT NULL DEFAULT '';
+ALTER TABLE devices ADD COLUMN sys_descr      TEXT    NOT NULL DEFAULT '';
+ALTER TABLE devices ADD COLUMN sys_object_id  TEXT    NOT NULL DEFAULT '';
+ALTER TABLE devices ADD COLUMN last_poll      BIGINT  NOT NULL DEFAULT 0;
+ALTER TABLE devices ADD COLUMN last_error     TEXT    NOT NULL DEFAULT '';
 CREATE INDEX devices_site ON devices (site);
 
 -- One row per interface and poll. Rates are bytes/s since the previous
