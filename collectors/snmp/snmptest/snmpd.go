@@ -108,12 +108,14 @@ func (a *Agent) Stop() {
 
 // Answers reports whether a v2c GET of sysName to addr (community
 // public) is answered within d.
-func Answers(addr string, d time.Duration) bool {
+func Answers(addr string, d time.Duration) bool { return answers(addr, Community, d) }
+
+func answers(addr, community string, d time.Duration) bool {
 	host, ps, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(ps)
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		g := &gosnmp.GoSNMP{Target: host, Port: uint16(port), Community: Community, Version: gosnmp.Version2c,
+		g := &gosnmp.GoSNMP{Target: host, Port: uint16(port), Community: community, Version: gosnmp.Version2c,
 			Timeout: 200 * time.Millisecond, Retries: 0}
 		if g.Connect() == nil {
 			_, err := g.Get([]string{".1.3.6.1.2.1.1.5.0"})
