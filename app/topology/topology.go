@@ -311,7 +311,10 @@ func (s *Service) Build(ctx context.Context, site string) (Topology, error) {
 		l.UtilPct, l.Status = util, Status(util, down)
 		key := [2]string{min(a, b), max(a, b)}
 		old := links[key]
-		if old == nil || rank[l.Confidence] > rank[old.Confidence] {
+		// The most confident edge of a pair wins; between equals, the
+		// one reported by the lower end (a stable choice of ports).
+		if old == nil || rank[l.Confidence] > rank[old.Confidence] ||
+			(rank[l.Confidence] == rank[old.Confidence] && l.Source == key[0] && old.Source != key[0]) {
 			if old != nil {
 				l.TS = max(l.TS, old.TS)
 			}
