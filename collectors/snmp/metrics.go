@@ -1,6 +1,9 @@
 package snmp
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
 
 // metrics: polls by result, their duration, SNMP requests and varbinds
 // (GETs/s and varbinds/s of the scale run), devices scheduled.
@@ -31,4 +34,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		reg.MustRegister(m.polls, m.duration, m.requests, m.varbinds, m.devices, m.late)
 	}
 	return m
+}
+
+// readCounter reads a counter's value (benchmarks report from it).
+func readCounter(c prometheus.Counter) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		return 0
+	}
+	return m.GetCounter().GetValue()
 }

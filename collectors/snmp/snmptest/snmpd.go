@@ -89,6 +89,14 @@ func Start(t testing.TB, extra ...string) *Agent {
 	return a
 }
 
+// Pid is snmpd's process id (0 once stopped).
+func (a *Agent) Pid() int {
+	if a.cmd == nil || a.cmd.Process == nil {
+		return 0
+	}
+	return a.cmd.Process.Pid
+}
+
 // Stop stops the agent (idempotent).
 func (a *Agent) Stop() {
 	if a.cmd == nil || a.cmd.Process == nil {
