@@ -176,22 +176,77 @@ func (db *DB) SaveDevicePoll(ctx context.Context, p record.DevicePoll) error {
 				return err
 			}
 		}
-		for _, n := range p.Neighbors {
-			const q = `INSERT INTO topology_edges (a_kind, a_id, a_port, b_kind, b_id, b_name, b_port, b_addr, source, ts)
-				VALUES ('device', $1, $2, 'neighbor', 0, $3, $4, $5, $6, $7)
-				ON CONFLICT (a_kind, a_id, a_port, b_kind, b_id, b_name, b_port, source) DO UPDATE SET ts = excluded.ts, b_addr = excluded.b_addr`
-			name := n.RemoteName
-			if name == "" {
-				name = n.RemoteAddr
-			}
-			if _, err := t.tx.ExecContext(ctx, q, p.DeviceID, cleanText(n.LocalPort), cleanText(name), cleanText(n.RemotePort), n.RemoteAddr, n.Source, p.TS); err != nil {
-				return err
-			}
+		if err := saveNeighbors(ctx, t.tx, p); err != nil {
+			return err
 		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("save device %d poll: %w", p.DeviceID, err)
+	}
+	return nil
+}
+
+// saveNeighbors upserts the edges a poll reported and writes the state
+// of the device's ports into every edge of the device (utilisation of
+// the busier direction, oper-down): the topology's link status.
+func saveNeighbors(ctx context.Context, tx *sql.Tx, p record.DevicePoll) error {
+	type portState struct {
+		util *float64
+		down bool
+	}
+	ports := make(map[string]portState, len(p.Ifaces))
+	for _, f := range p.Ifaces {
+		st := portState{down: !f.OperUp}
+		for _, u := range []*float64{f.RxUtilPct, f.TxUtilPct} {
+			if u != nil && (st.util == nil || *u > *st.util) {
+				st.util = u
+			}
+		}
+		ports[f.Name] = st
+	}
+	for _, n := range p.Neighbors {
+		const q = `INSERT INTO topology_edges (a_kind, a_id, a_port, b_kind, b_id, b_name, b_port, b_addr, source, ts, util_pct, port_down)
+			VALUES ('device', $1, $2, 'neighbor', 0, $3, $4, $5, $6, $7, $8, $9)
+			ON CONFLICT (a_kind, a_id, a_port, b_kind, b_id, b_name, b_port, source) DO UPDATE SET ts = excluded.ts, b_addr = excluded.b_addr`
+		name := n.RemoteName
+		if name == "" {
+			name = n.RemoteAddr
+		}
+		st := ports[n.LocalPort]
+		if _, err := tx.ExecContext(ctx, q, p.DeviceID, cleanText(n.LocalPort), cleanText(name), cleanText(n.RemotePort), n.RemoteAddr, n.Source, p.TS, st.util, st.down); err != nil {
+			return err
+		}
+	}
+	if len(p.Ifaces) == 0 {
+		return nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT a_port FROM topology_edges WHERE a_kind = 'device' AND a_id = $1`, p.DeviceID)
+	if err != nil {
+		return err
+	}
+	var edgePorts []string
+	for rows.Next() {
+		var port string
+		if err := rows.Scan(&port); err != nil {
+			rows.Close()
+			return err
+		}
+		edgePorts = append(edgePorts, port)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, port := range edgePorts {
+		st, ok := ports[port]
+		if !ok {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE topology_edges SET util_pct = $1, port_down = $2 WHERE a_kind = 'device' AND a_id = $3 AND a_port = $4`,
+			st.util, st.down, p.DeviceID, port); err != nil {
+			return err
+		}
 	}
 	return nil
 }

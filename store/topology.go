@@ -24,11 +24,15 @@ type TopoEdge struct {
 	BAddr  string
 	Source string
 	TS     int64
+	// UtilPct and PortDown are the a-end port's state in its device's
+	// latest poll (device ends only).
+	UtilPct  *float64
+	PortDown bool
 }
 
 // TopologyEdges returns every edge, by id.
 func (db *DB) TopologyEdges(ctx context.Context) ([]TopoEdge, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT id, a_kind, a_id, a_name, a_port, b_kind, b_id, b_name, b_port, b_addr, source, ts
+	rows, err := db.reader.QueryContext(ctx, `SELECT id, a_kind, a_id, a_name, a_port, b_kind, b_id, b_name, b_port, b_addr, source, ts, util_pct, port_down
 		FROM topology_edges ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("topology edges: %w", err)
@@ -37,7 +41,7 @@ func (db *DB) TopologyEdges(ctx context.Context) ([]TopoEdge, error) {
 	out := []TopoEdge{}
 	for rows.Next() {
 		var e TopoEdge
-		if err := rows.Scan(&e.ID, &e.AKind, &e.AID, &e.AName, &e.APort, &e.BKind, &e.BID, &e.BName, &e.BPort, &e.BAddr, &e.Source, &e.TS); err != nil {
+		if err := rows.Scan(&e.ID, &e.AKind, &e.AID, &e.AName, &e.APort, &e.BKind, &e.BID, &e.BName, &e.BPort, &e.BAddr, &e.Source, &e.TS, &e.UtilPct, &e.PortDown); err != nil {
 			return nil, fmt.Errorf("topology edges: %w", err)
 		}
 		out = append(out, e)
@@ -88,31 +92,36 @@ func (db *DB) InsertTopoEdges(ctx context.Context, edges []TopoEdge) error {
 	})
 }
 
-// IfaceStatus is an interface's state in its device's latest poll.
-type IfaceStatus struct {
-	DeviceID  int64
-	Name      string
-	OperUp    bool
-	RxUtilPct *float64
-	TxUtilPct *float64
+// TopoAgent is an agent as the topology shows it.
+type TopoAgent struct {
+	ID       int64
+	Name     string
+	Site     string
+	RemoteIP string
+	LastSeen int64
 }
 
-// LatestIfaceStatus returns the interfaces of every device's latest poll
-// at or after since: what link status is computed from.
-func (db *DB) LatestIfaceStatus(ctx context.Context, since int64) ([]IfaceStatus, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT i.device_id, i.name, i.oper_up, i.rx_util_pct, i.tx_util_pct FROM device_ifaces i
-		JOIN (SELECT device_id, MAX(ts) AS ts FROM device_ifaces WHERE ts >= $1 GROUP BY device_id) m ON i.device_id = m.device_id AND i.ts = m.ts`, since)
+// TopologyAgents lists agents (site "" = all) with only what the graph
+// shows: the list of ListAgents carries every agent's rates.
+func (db *DB) TopologyAgents(ctx context.Context, site string) ([]TopoAgent, error) {
+	q := `SELECT id, name, site, remote_ip, last_seen FROM agents`
+	var args []any
+	if site != "" {
+		q += ` WHERE site = $1`
+		args = append(args, site)
+	}
+	rows, err := db.reader.QueryContext(ctx, q+` ORDER BY id`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("latest interface status: %w", err)
+		return nil, fmt.Errorf("topology agents: %w", err)
 	}
 	defer rows.Close()
-	var out []IfaceStatus
+	out := []TopoAgent{}
 	for rows.Next() {
-		var s IfaceStatus
-		if err := rows.Scan(&s.DeviceID, &s.Name, &s.OperUp, &s.RxUtilPct, &s.TxUtilPct); err != nil {
-			return nil, fmt.Errorf("latest interface status: %w", err)
+		var a TopoAgent
+		if err := rows.Scan(&a.ID, &a.Name, &a.Site, &a.RemoteIP, &a.LastSeen); err != nil {
+			return nil, fmt.Errorf("topology agents: %w", err)
 		}
-		out = append(out, s)
+		out = append(out, a)
 	}
 	return out, rows.Err()
 }

@@ -38,10 +38,9 @@ const EdgeTTL = 24 * time.Hour
 // Store is what the graph is read from (*store.DB).
 type Store interface {
 	Devices(ctx context.Context, site string) ([]store.Device, error)
-	ListAgents(ctx context.Context, site string) ([]store.Agent, error)
+	TopologyAgents(ctx context.Context, site string) ([]store.TopoAgent, error)
 	TopologyEdges(ctx context.Context) ([]store.TopoEdge, error)
 	PruneTopologyEdges(ctx context.Context, before int64) (int64, error)
-	LatestIfaceStatus(ctx context.Context, since int64) ([]store.IfaceStatus, error)
 }
 
 // Topology is GET /api/v1/topology.
@@ -176,15 +175,11 @@ func (s *Service) Build(ctx context.Context, site string) (Topology, error) {
 	if err != nil {
 		return Topology{}, err
 	}
-	agents, err := s.db.ListAgents(ctx, site)
+	agents, err := s.db.TopologyAgents(ctx, site)
 	if err != nil {
 		return Topology{}, err
 	}
 	edges, err := s.db.TopologyEdges(ctx)
-	if err != nil {
-		return Topology{}, err
-	}
-	ifs, err := s.db.LatestIfaceStatus(ctx, now.Add(-time.Hour).Unix())
 	if err != nil {
 		return Topology{}, err
 	}
@@ -231,9 +226,17 @@ func (s *Service) Build(ctx context.Context, site string) (Topology, error) {
 		dev  int64
 		name string
 	}
-	ports := make(map[portKey]store.IfaceStatus, len(ifs))
-	for _, f := range ifs {
-		ports[portKey{f.DeviceID, f.Name}] = f
+	type portState struct {
+		util *float64
+		down bool
+	}
+	// The state of each device port that has an edge, as its latest poll
+	// wrote it into the edges.
+	ports := map[portKey]portState{}
+	for _, e := range edges {
+		if e.AKind == "device" && e.APort != "" {
+			ports[portKey{e.AID, e.APort}] = portState{e.UtilPct, e.PortDown}
+		}
 	}
 
 	neighbors := map[string]bool{}
@@ -301,11 +304,9 @@ func (s *Service) Build(ctx context.Context, site string) (Topology, error) {
 			if !ok {
 				continue
 			}
-			down = down || !f.OperUp
-			for _, u := range []*float64{f.RxUtilPct, f.TxUtilPct} {
-				if u != nil && (util == nil || *u > *util) {
-					util = u
-				}
+			down = down || f.down
+			if f.util != nil && (util == nil || *f.util > *util) {
+				util = f.util
 			}
 		}
 		l.UtilPct, l.Status = util, Status(util, down)

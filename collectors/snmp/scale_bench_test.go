@@ -149,7 +149,7 @@ func BenchmarkPollerVsSnmpd(b *testing.B) {
 						}
 						defer g.Close()
 						for time.Now().Before(deadline) {
-							r, err := pollOnce(g, p.cfg, false)
+							r, err := pollOnce(g, p.cfg, false, nil)
 							if err != nil {
 								b.Error(err)
 								return

@@ -71,6 +71,8 @@ type devState struct {
 	running  bool
 	prev     *prevPoll
 	lastTopo time.Time
+	ifs      ifCache
+	reset    bool // forget prev and ifs before the next poll
 }
 
 // New returns a poller; it does no work.
@@ -147,7 +149,7 @@ func (p *Poller) Refresh(ctx context.Context) error {
 			st = &devState{next: now.Add(p.phase(d))}
 			p.devices[d.ID] = st
 		} else if st.dev.Host != d.Host || st.dev.SNMPVersion != d.SNMPVersion {
-			st.prev = nil // another agent: its counters are not comparable
+			st.reset = true // another agent: its counters and tables are not comparable
 		}
 		st.dev = d
 	}
@@ -246,11 +248,15 @@ func (p *Poller) due() []*devState {
 // after the backoff when it failed.
 func (p *Poller) pollDevice(ctx context.Context, st *devState) {
 	p.mu.Lock()
+	if st.reset {
+		st.prev, st.ifs, st.reset = nil, ifCache{}, false
+	}
 	dev, prev, due := st.dev, st.prev, st.next
 	topo := p.now().Sub(st.lastTopo) >= p.cfg.TopologyEvery
 	p.mu.Unlock()
 
-	res, prevNext, err := p.poll(ctx, dev, prev, topo)
+	// st.ifs is this worker's alone while st.running.
+	res, prevNext, err := p.poll(ctx, dev, prev, topo, &st.ifs)
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return
 	}
@@ -282,12 +288,12 @@ func (p *Poller) pollDevice(ctx context.Context, st *devState) {
 
 // poll runs one poll of dev and returns what to record and the rate
 // memory for the next one.
-func (p *Poller) poll(ctx context.Context, dev record.Device, prev *prevPoll, topo bool) (record.DevicePoll, *prevPoll, error) {
+func (p *Poller) poll(ctx context.Context, dev record.Device, prev *prevPoll, topo bool, cache *ifCache) (record.DevicePoll, *prevPoll, error) {
 	start := p.now()
 	out := record.DevicePoll{DeviceID: dev.ID, TS: start.Unix()}
 	dctx, cancel := context.WithTimeout(ctx, p.cfg.DeviceTimeout)
 	defer cancel()
-	r, err := p.pollRaw(dctx, dev, topo)
+	r, err := p.pollRaw(dctx, dev, topo, cache)
 	p.m.duration.Observe(p.now().Sub(start).Seconds())
 	p.m.requests.Add(float64(r.requests))
 	p.m.varbinds.Add(float64(r.varbinds))
@@ -313,13 +319,13 @@ func (p *Poller) poll(ctx context.Context, dev record.Device, prev *prevPoll, to
 }
 
 // pollRaw opens a session and reads the device.
-func (p *Poller) pollRaw(ctx context.Context, dev record.Device, topo bool) (pollResult, error) {
+func (p *Poller) pollRaw(ctx context.Context, dev record.Device, topo bool, cache *ifCache) (pollResult, error) {
 	g, err := newSession(ctx, dev, p.cfg, p.deps.Control)
 	if err != nil {
 		return pollResult{}, err
 	}
 	defer g.Close()
-	r, err := pollOnce(g, p.cfg, topo)
+	r, err := pollOnce(g, p.cfg, topo, cache)
 	if err != nil && dev.SNMPVersion == "3" && strings.Contains(err.Error(), "not authentic") {
 		err = p.diagnoseV3(ctx, dev)
 	}
@@ -367,7 +373,7 @@ func (p *Poller) Probe(ctx context.Context, dev record.Device) ProbeResult {
 	start := p.now()
 	dctx, cancel := context.WithTimeout(ctx, p.cfg.DeviceTimeout)
 	defer cancel()
-	r, err := p.pollRaw(dctx, dev, true)
+	r, err := p.pollRaw(dctx, dev, true, nil)
 	out := ProbeResult{OK: err == nil, ElapsedMS: p.now().Sub(start).Milliseconds(), SysName: r.poll.SysName, SysDescr: r.poll.SysDescr,
 		Interfaces: len(r.ifaces), Resources: r.poll.Resources != nil, Neighbors: len(r.poll.Neighbors), Requests: r.requests, Varbinds: r.varbinds}
 	if err != nil {

@@ -79,7 +79,7 @@ func TestPollRealSnmpd(t *testing.T) {
 	p := New(nil, testConfig(), Deps{})
 	for name, d := range devs {
 		t.Run(name, func(t *testing.T) {
-			r, err := p.pollRaw(context.Background(), d, true)
+			r, err := p.pollRaw(context.Background(), d, true, nil)
 			if err != nil {
 				t.Fatalf("poll: %v", err)
 			}
@@ -205,16 +205,55 @@ func TestCPUFromTicks(t *testing.T) {
 	agent := snmptest.Start(t)
 	p := New(nil, testConfig(), Deps{})
 	d := record.Device{ID: 1, Host: agent.Addr, SNMPVersion: "2c", Community: "public"}
-	_, prev, err := p.poll(context.Background(), d, nil, false)
+	_, prev, err := p.poll(context.Background(), d, nil, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(6 * time.Second)
-	got, _, err := p.poll(context.Background(), d, prev, false)
+	got, _, err := p.poll(context.Background(), d, prev, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Resources == nil || got.Resources.CPUPct == nil || *got.Resources.CPUPct < 0 || *got.Resources.CPUPct > 100 {
 		t.Fatalf("resources = %+v; want a CPU percent", got.Resources)
+	}
+}
+
+// TestMovingColumnsOnly: between whole walks a poll reads only the
+// moving columns over the cached rows: same interfaces and names, fewer
+// values; a reboot (sysUpTime back) walks everything again.
+func TestMovingColumnsOnly(t *testing.T) {
+	agent := snmptest.Start(t)
+	p := New(nil, testConfig(), Deps{})
+	d := record.Device{ID: 1, Host: agent.Addr, SNMPVersion: "2c", Community: "public"}
+	var cache ifCache
+	first, err := p.pollRaw(context.Background(), d, false, &cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := p.pollRaw(context.Background(), d, false, &cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cache.age != 1 || !cache.hc || len(second.ifaces) != len(first.ifaces) {
+		t.Fatalf("cache age %d hc %v; %d then %d interfaces", cache.age, cache.hc, len(first.ifaces), len(second.ifaces))
+	}
+	for i := range first.ifaces {
+		a, b := first.ifaces[i].sample, second.ifaces[i].sample
+		if a.Name != b.Name || a.Class != b.Class || a.SpeedBps != b.SpeedBps || b.InOctets < a.InOctets {
+			t.Errorf("interface %d: %+v then %+v", i, a, b)
+		}
+	}
+	ifVals := func(r pollResult) int { return r.varbinds }
+	if ifVals(second) >= ifVals(first) {
+		t.Errorf("the second poll read %d values, the first %d: want fewer", ifVals(second), ifVals(first))
+	}
+	cache.uptime = 1 << 31 // as if the device had been up longer: a reboot
+	third, err := p.pollRaw(context.Background(), d, false, &cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cache.age != 0 || third.varbinds != first.varbinds {
+		t.Errorf("after a reboot: age %d, %d values (first poll %d)", cache.age, third.varbinds, first.varbinds)
 	}
 }

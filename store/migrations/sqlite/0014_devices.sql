@@ -68,7 +68,9 @@ CREATE INDEX device_resources_ts ON device_resources (ts);
 -- Topology edges between two ends, each a device (by id), an agent (by
 -- id) or a named neighbour not (yet) a device (id 0, name set). source:
 -- lldp, cdp, arp, subnet, manual. One row per ends and source; ts is last
--- seen; rows other than manual ones go after 24 h unseen.
+-- seen; rows other than manual ones go after 24 h unseen. util_pct and
+-- port_down are the a-end port's state in the device's latest poll
+-- (written with each poll, so the graph needs no sample query).
 CREATE TABLE topology_edges (
     id         INTEGER PRIMARY KEY AUTOINCREMENT,
     a_kind     TEXT   NOT NULL,
@@ -82,6 +84,8 @@ CREATE TABLE topology_edges (
     b_addr     TEXT   NOT NULL DEFAULT '',
     source     TEXT   NOT NULL,
     ts         BIGINT NOT NULL,
+    util_pct   DOUBLE PRECISION,
+    port_down  BOOLEAN NOT NULL DEFAULT FALSE,
     UNIQUE (a_kind, a_id, a_port, b_kind, b_id, b_name, b_port, source)
 );
 CREATE INDEX topology_edges_ts ON topology_edges (ts);
