@@ -26,6 +26,8 @@ FUZZTIME ?= 30s
 BENCH_SECONDS ?= 10
 # Simulated agents of `make bench-fleet` (each sends every 30 s).
 FLEET_AGENTS  ?= 50000
+# Simulated devices of `make bench-snmp` (48 interfaces each, polled every 60 s).
+SNMP_DEVICES  ?= 1000
 FLEET_SECONDS ?= 60
 FLEET_DB      ?= sqlite
 # true: the simulated agents also send deep collection (50 processes, 30 l7, 30 dns rows a batch).
@@ -106,10 +108,10 @@ test-ui: build ## console tests: eslint, vue-tsc, vitest, Chromium end-to-end ag
 test: deps test-ui ## run every test (the console's, then Go's: store suites on SQLite and PostgreSQL)
 	go tool gotestsum --format testname -- -count=1 -timeout 15m ./...
 
-bench: bench-go bench-http bench-peers bench-fleet ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side, simulated agents
+bench: bench-go bench-http bench-peers bench-fleet bench-snmp ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side, simulated agents
 
 bench-go: ## Go benchmarks of the hot paths
-	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors|BenchmarkCardinality|BenchmarkFleet|BenchmarkAgentBinary' ./...
+	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors|BenchmarkCardinality|BenchmarkFleet|BenchmarkAgentBinary|BenchmarkPollerScale|BenchmarkPollerVsSnmpd' ./...
 
 bench-http: build ## cold start to /readyz 200, idle RSS, /healthz req/s and p99
 	go test -run '^$$' -bench '^BenchmarkHubBinary$$' -benchtime 1x -count 1 ./app/hub \
@@ -129,6 +131,10 @@ bench-peers: ## netmon vs goflow2 vs nfacctd on the same NetFlow v9 streams, few
 bench-fleet: build ## simulated agents over HTTP against the built hub: FLEET_AGENTS at a 30 s interval on FLEET_DB (sqlite or postgres)
 	go test -run '^$$' -bench '^Benchmark(Fleet|AgentBinary)$$' -benchtime 1x -count 1 -timeout 60m ./app/hub \
 		-args -measure-binary=$(CURDIR)/bin/netmon -fleet-agents=$(FLEET_AGENTS) -fleet-seconds=$(FLEET_SECONDS) -fleet-db=$(FLEET_DB) -fleet-deep=$(FLEET_DEEP)
+
+bench-snmp: ## SNMP poller: SNMP_DEVICES simulated 48-interface switches (snmpsim) every 60 s; its request rate against real snmpd (needs snmpd and snmpsim from apt)
+	go test -run '^$$' -bench '^BenchmarkPollerVsSnmpd$$' -benchtime 1x -count 1 ./collectors/snmp
+	go test -run '^$$' -bench '^BenchmarkPollerScale$$' -benchtime 1x -count 1 -timeout 30m ./collectors/snmp -args -snmp-devices=$(SNMP_DEVICES)
 
 cross: ## check that the binary (hub and agent) builds for the agent platforms with CGO_ENABLED=0
 	@for t in $(CROSS_TARGETS); do \
