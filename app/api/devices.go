@@ -15,6 +15,7 @@ import (
 	"netmon/app/audit"
 	"netmon/app/errs"
 	"netmon/app/topology"
+	"netmon/collectors/fwrest"
 	"netmon/collectors/snmp"
 	"netmon/store"
 	"netmon/store/record"
@@ -41,6 +42,11 @@ type DeviceStore interface {
 type DevicePoller interface {
 	Probe(ctx context.Context, d record.Device) snmp.ProbeResult
 	Refresh(ctx context.Context) error
+}
+
+// FirewallProber polls a firewall REST device once (fwrest.Probe).
+type FirewallProber interface {
+	ProbeFirewall(ctx context.Context, d record.Device) (fwrest.Result, error)
 }
 
 // TopologyBuilder builds the graph a site sees (*topology.Service).
@@ -328,7 +334,20 @@ func (s *Server) probeDevice(c *gin.Context, in *deviceCreateIn) (ProbeReport, e
 		return ProbeReport{}, invalidField("host", "a probe needs a host")
 	}
 	if d.Vendor != "" {
-		return ProbeReport{OK: false, Error: "the firewall REST driver is not built into this hub yet", Endpoints: []ProbeEndpoint{}}, nil
+		if s.deps.FirewallProber == nil {
+			return ProbeReport{}, errs.Unavailablef(0, "the firewall REST driver is not available on this hub")
+		}
+		start := time.Now()
+		r, err := s.deps.FirewallProber.ProbeFirewall(c, d)
+		rep := ProbeReport{OK: err == nil, ElapsedMS: time.Since(start).Milliseconds(), Version: r.Version, SysName: r.Hostname, VDOMMode: r.VDOMMode,
+			Endpoints: make([]ProbeEndpoint, len(r.Endpoints))}
+		if err != nil {
+			rep.Error = err.Error()
+		}
+		for i, e := range r.Endpoints {
+			rep.Endpoints[i] = ProbeEndpoint{Endpoint: e.Endpoint, Connectivity: e.Connectivity, HTTPCode: e.HTTPCode, Records: e.Records, Format: e.Format, Error: e.Error}
+		}
+		return rep, nil
 	}
 	if s.deps.DevicePoller == nil {
 		return ProbeReport{}, errs.Unavailablef(0, "the device poller is not available on this hub")

@@ -129,6 +129,8 @@ type Deps struct {
 	Devices      DeviceStore
 	DevicePoller DevicePoller
 	Topology     TopologyBuilder
+	// FirewallProber probes firewall REST devices (nil: 503).
+	FirewallProber FirewallProber
 }
 
 // SSO is the OpenID Connect login (app/auth/oidc.Provider).

@@ -5,6 +5,7 @@ import (
 
 	"netmon/app/api"
 	"netmon/app/topology"
+	"netmon/collectors/fwrest"
 	"netmon/collectors/snmp"
 	"netmon/store"
 	"netmon/store/record"
@@ -25,6 +26,15 @@ func (h *Hub) buildDevices() {
 	h.parts.add("snmp", h.poller.Start, noCtx(h.poller.Stop))
 	h.topology = topology.New(h.log.With("component", "topology"), h.db)
 	h.parts.add("topology", h.topology.Start, noCtx(h.topology.Stop))
+}
+
+// fwProber probes firewall REST devices. Outbound: fwrest.Deps.Transport
+// is where the guarded dialer's transport goes (the device's configured
+// api_url is what it may reach).
+type fwProber struct{}
+
+func (fwProber) ProbeFirewall(ctx context.Context, d record.Device) (fwrest.Result, error) {
+	return fwrest.Probe(ctx, fwrest.DefaultConfig(), fwrest.Deps{}, d)
 }
 
 // pollTargets lists the stored devices with their credentials opened. A

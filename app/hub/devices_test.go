@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"netmon/app/api"
 	"netmon/app/config"
+	"netmon/collectors/fwrest/fwtest"
 	"netmon/collectors/snmp/snmptest"
 	"netmon/store"
 	"netmon/store/record"
@@ -178,6 +180,20 @@ func TestDeviceProbe(t *testing.T) {
 		"v3_auth_proto": "SHA", "v3_auth_pass": "not-the-password", "v3_priv_proto": "AES", "v3_priv_pass": snmptest.PrivPass}).must(t, 200).decode(t, &bad)
 	if bad.OK || bad.Error != "authentication failure (wrong auth password or protocol)" || bad.Endpoints[0].Error != bad.Error {
 		t.Errorf("probe with a wrong password = %+v", bad)
+	}
+	// A firewall REST device: the fixture device (self-signed TLS).
+	fw := fwtest.Start(filepath.Join("..", "..", "testdata", "fwrest", "7.2"), "fw-token")
+	defer fw.Close()
+	var rest api.ProbeReport
+	boot.call("POST", "/api/v1/devices/probe", map[string]any{"name": "fw", "vendor": "fwvendor", "api_url": fw.URL, "api_token": "fw-token",
+		"api_verify_tls": false, "poll_seconds": 60}).must(t, 200).decode(t, &rest)
+	if !rest.OK || rest.Version != "v7.2.8" || rest.VDOMMode != "single" || rest.SysName != "fw-edge-1" || len(rest.Endpoints) != 7 ||
+		rest.Endpoints[2] != (api.ProbeEndpoint{Endpoint: "interfaces", Connectivity: true, HTTPCode: 200, Records: 2, Format: "json"}) {
+		t.Errorf("REST probe = %+v", rest)
+	}
+	boot.call("POST", "/api/v1/devices/probe", map[string]any{"name": "fw", "vendor": "fwvendor", "api_url": fw.URL, "api_token": "fw-token"}).must(t, 200).decode(t, &rest)
+	if rest.OK || !strings.HasPrefix(rest.Error, "TLS: the device's certificate is not trusted") {
+		t.Errorf("REST probe with verification on = %+v", rest)
 	}
 	if list, _ := h.db.Devices(context.Background(), ""); len(list) != 0 {
 		t.Errorf("a probe saved %d devices", len(list))

@@ -235,6 +235,7 @@ func (h *Hub) buildHTTP() error {
 		Devices:        h.db,
 		DevicePoller:   h.poller,
 		Topology:       h.topology,
+		FirewallProber: fwProber{},
 		Fleet:          h.fleet,
 		CertAgentID:    pki.AgentID,
 		Guard:          h.guard,

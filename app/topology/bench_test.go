@@ -56,7 +56,9 @@ func BenchmarkTopology(b *testing.B) {
 				}
 			}
 			for j := 0; j < nAgents; j += 10 {
-				if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.SetUplink(ctx, "agent", agents[j], ids[j%nDev], "Gi1/0/10", now.Unix()) }); err != nil {
+				if err := db.InTx(ctx, func(tx *store.Tx) error {
+					return tx.SetUplink(ctx, "agent", agents[j], ids[j%nDev], "Gi1/0/10", now.Unix())
+				}); err != nil {
 					b.Fatal(err)
 				}
 			}
