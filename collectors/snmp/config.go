@@ -13,6 +13,10 @@ type Config struct {
 	// Concurrency is how many devices are polled at once
 	// (-devpoll-concurrency).
 	Concurrency int
+	// PerHost caps the polls in flight to one address:port (an agent
+	// serving many communities or contexts, a proxy): more would only
+	// queue in it until requests time out and are sent again.
+	PerHost int
 	// Timeout is the wait for one answer; Retries how often a request is
 	// sent again before the device counts as not answering.
 	Timeout time.Duration
@@ -37,11 +41,12 @@ type Config struct {
 	MaxARP int
 }
 
-// DefaultConfig returns the defaults: 96 polls at once, 2 s and one retry
+// DefaultConfig returns the defaults: 96 polls at once (8 to one
+// address), 2 s and one retry
 // per request, at most 30 s a device, 60 s polls, 15 minutes' backoff at
 // most, 64 varbinds a GETBULK, topology tables every 5 minutes.
 func DefaultConfig() Config {
-	return Config{Enabled: true, Concurrency: 96, Timeout: 2 * time.Second, Retries: 1, DeviceTimeout: 30 * time.Second,
+	return Config{Enabled: true, Concurrency: 96, PerHost: 8, Timeout: 2 * time.Second, Retries: 1, DeviceTimeout: 30 * time.Second,
 		DefaultPollSeconds: 60, Refresh: 30 * time.Second, MaxBackoff: 15 * time.Minute, BulkVarbinds: 64,
 		TopologyEvery: 5 * time.Minute, MaxARP: 1024}
 }

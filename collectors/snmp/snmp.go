@@ -58,6 +58,7 @@ type Poller struct {
 
 	mu      sync.Mutex
 	devices map[int64]*devState
+	perHost map[string]int // polls in flight per host:port
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -72,7 +73,8 @@ type devState struct {
 	prev     *prevPoll
 	lastTopo time.Time
 	ifs      ifCache
-	reset    bool // forget prev and ifs before the next poll
+	reset    bool   // forget prev and ifs before the next poll
+	host     string // the host of the poll in flight (perHost's key)
 }
 
 // New returns a poller; it does no work.
@@ -83,6 +85,9 @@ func New(log *slog.Logger, cfg Config, deps Deps) *Poller {
 	d := DefaultConfig()
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = d.Concurrency
+	}
+	if cfg.PerHost <= 0 {
+		cfg.PerHost = d.PerHost
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = d.Timeout
@@ -105,7 +110,7 @@ func New(log *slog.Logger, cfg Config, deps Deps) *Poller {
 	if cfg.MaxARP <= 0 {
 		cfg.MaxARP = d.MaxARP
 	}
-	return &Poller{log: log, cfg: cfg, deps: deps, m: newMetrics(deps.Registerer), now: time.Now, devices: map[int64]*devState{}}
+	return &Poller{log: log, cfg: cfg, deps: deps, m: newMetrics(deps.Registerer), now: time.Now, devices: map[int64]*devState{}, perHost: map[string]int{}}
 }
 
 // Start starts the scheduler and the workers (nothing when disabled).
@@ -232,8 +237,10 @@ func (p *Poller) due() []*devState {
 	defer p.mu.Unlock()
 	var out []*devState
 	for _, st := range p.devices {
-		if !st.running && !now.Before(st.next) {
+		if !st.running && !now.Before(st.next) && p.perHost[st.dev.Host] < p.cfg.PerHost {
 			st.running = true
+			st.host = st.dev.Host
+			p.perHost[st.host]++
 			if now.Sub(st.next) > p.interval(st.dev) {
 				p.m.late.Inc()
 			}
@@ -257,16 +264,22 @@ func (p *Poller) pollDevice(ctx context.Context, st *devState) {
 
 	// st.ifs is this worker's alone while st.running.
 	res, prevNext, err := p.poll(ctx, dev, prev, topo, &st.ifs)
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return
-	}
-	if werr := p.deps.Writer.SaveDevicePoll(ctx, res); werr != nil {
-		p.log.Warn("save device poll", "device", dev.ID, "error", werr)
+	stopping := errors.Is(ctx.Err(), context.Canceled)
+	if !stopping {
+		if werr := p.deps.Writer.SaveDevicePoll(ctx, res); werr != nil {
+			p.log.Warn("save device poll", "device", dev.ID, "error", werr)
+		}
 	}
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st.running = false
+	if p.perHost[st.host]--; p.perHost[st.host] <= 0 {
+		delete(p.perHost, st.host)
+	}
+	if stopping {
+		return // a poll cut by Stop is neither recorded nor a failure
+	}
 	iv := p.interval(dev)
 	now := p.now()
 	if err != nil {
