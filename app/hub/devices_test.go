@@ -18,7 +18,7 @@ import (
 	"netmon/store/storetest"
 )
 
-const hostileSysDescr = `<img src=x onerror=alert(1)>‮gnp.exe`
+const hostileSysDescr = "<img src=x onerror=alert(1)>\u202egnp.exe"
 
 // TestDeviceRoutes: a device added over the API against a real snmpd
 // (v3 SHA-256/AES-256) is polled by the hub; the list carries exactly the

@@ -3,6 +3,8 @@ package snmp
 import (
 	"testing"
 
+	"github.com/gosnmp/gosnmp"
+
 	"netmon/store/record"
 )
 
@@ -88,4 +90,28 @@ func TestOIDLessEq(t *testing.T) {
 			t.Errorf("oidLessEq(%s, %s) = %v", c.a, c.b, got)
 		}
 	}
+}
+
+// FuzzBuildIfaces: interface rows as an agent may send them (any index
+// suffix, any value type) never panic and keep one row per numeric
+// index.
+func FuzzBuildIfaces(f *testing.F) {
+	f.Add("1", "eth0", uint64(6), uint64(1000))
+	f.Add("4294967296", "\xff\xfe<img>", uint64(1<<63), uint64(0))
+	f.Add("1.2", "", uint64(0), uint64(1))
+	f.Fuzz(func(t *testing.T, idx, name string, ifType, octets uint64) {
+		cols := []*column{
+			{oid: oidIfEntry + "2", rows: map[string]gosnmp.SnmpPDU{idx: {Type: gosnmp.OctetString, Value: []byte(name)}}},
+			{oid: oidIfEntry + "3", rows: map[string]gosnmp.SnmpPDU{idx: {Type: gosnmp.Integer, Value: int(ifType % 300)}}},
+			{oid: oidIfXEntry + "6", rows: map[string]gosnmp.SnmpPDU{idx: {Type: gosnmp.Counter64, Value: octets}}},
+			{oid: oidIfEntry + "10", rows: map[string]gosnmp.SnmpPDU{idx: {Type: gosnmp.OctetString, Value: []byte("not a number")}}},
+		}
+		out := buildIfaces(cols)
+		if len(out) > 1 {
+			t.Fatalf("%d rows from one index", len(out))
+		}
+		if len(out) == 1 && out[0].sample.InOctets != octets {
+			t.Fatalf("in octets %d, want %d", out[0].sample.InOctets, octets)
+		}
+	})
 }

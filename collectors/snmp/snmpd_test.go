@@ -12,7 +12,7 @@ import (
 	"netmon/store/record"
 )
 
-const hostileDescr = `<img src=x onerror=alert(1)> ‮evil`
+const hostileDescr = "<img src=x onerror=alert(1)> \u202eevil"
 
 // memStore is the poller's Targets and Writer over a slice: the store
 // itself is tested in store/ and app/hub.
