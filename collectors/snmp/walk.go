@@ -49,7 +49,8 @@ var usmReports = map[string]string{
 // rows found, by index suffix (the part after the column OID, with its
 // leading dot removed).
 type column struct {
-	oid  string
+	oid    string
+	prefix string // oid + "."
 	rows map[string]gosnmp.SnmpPDU
 	next string // the last OID returned: where the walk continues
 	done bool
@@ -81,7 +82,7 @@ func walkColumns(g *gosnmp.GoSNMP, budget, maxRows int, oids ...string) ([]*colu
 	cols := make([]*column, len(oids))
 	for i, o := range oids {
 		o = strings.TrimSuffix(o, ".")
-		cols[i] = &column{oid: o, rows: map[string]gosnmp.SnmpPDU{}, next: o}
+		cols[i] = &column{oid: o, prefix: o + ".", rows: map[string]gosnmp.SnmpPDU{}, next: o}
 	}
 	requests := 0
 	for {
@@ -127,7 +128,7 @@ func walkColumns(g *gosnmp.GoSNMP, budget, maxRows int, oids ...string) ([]*colu
 				continue
 			}
 			if v.Type == gosnmp.EndOfMibView || v.Type == gosnmp.NoSuchObject || v.Type == gosnmp.NoSuchInstance ||
-				!strings.HasPrefix(v.Name, c.oid+".") || len(c.rows) >= maxRows {
+				!strings.HasPrefix(v.Name, c.prefix) || len(c.rows) >= maxRows {
 				c.done = true
 				continue
 			}
@@ -136,7 +137,7 @@ func walkColumns(g *gosnmp.GoSNMP, budget, maxRows int, oids ...string) ([]*colu
 				c.done = true
 				continue
 			}
-			c.rows[v.Name[len(c.oid)+1:]] = v
+			c.rows[v.Name[len(c.prefix):]] = v
 			c.next = v.Name
 			progressed[i%len(active)] = true
 		}
@@ -148,18 +149,35 @@ func walkColumns(g *gosnmp.GoSNMP, budget, maxRows int, oids ...string) ([]*colu
 	}
 }
 
-// oidLessEq reports whether OID a sorts at or before b (numerically).
+// oidLessEq reports whether OID a sorts at or before b (numerically),
+// without allocating: it runs once per value received.
 func oidLessEq(a, b string) bool {
-	as, bs := strings.Split(strings.Trim(a, "."), "."), strings.Split(strings.Trim(b, "."), ".")
-	for i := 0; i < len(as) && i < len(bs); i++ {
-		if len(as[i]) != len(bs[i]) {
-			return len(as[i]) < len(bs[i])
+	i, j := 0, 0
+	for {
+		for i < len(a) && a[i] == '.' {
+			i++
 		}
-		if as[i] != bs[i] {
-			return as[i] < bs[i]
+		for j < len(b) && b[j] == '.' {
+			j++
+		}
+		if i >= len(a) || j >= len(b) {
+			return i >= len(a) // a ran out first (or both): a <= b
+		}
+		si, sj := i, j
+		for i < len(a) && a[i] != '.' {
+			i++
+		}
+		for j < len(b) && b[j] != '.' {
+			j++
+		}
+		x, y := a[si:i], b[sj:j]
+		if len(x) != len(y) {
+			return len(x) < len(y)
+		}
+		if x != y {
+			return x < y
 		}
 	}
-	return len(as) <= len(bs)
 }
 
 // describe turns a gosnmp error into the words of last_error.
