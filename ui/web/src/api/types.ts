@@ -88,3 +88,10 @@ export type HostInfo = S['EndpointInfo']
 export type ConversationDetail = S['ConversationDetail']
 export type FlowEvent = S['StoreEvent']
 export type EventPage = S['EventPage']
+
+// Devices and topology (issue 20).
+export type DeviceItem = S['DeviceItem']
+export type DeviceIface = S['RecordIfaceSample']
+export type DeviceResource = S['RecordResourceSample']
+export type ProbeReport = S['ProbeReport']
+export type Topology = S['TopologyTopology']
