@@ -79,4 +79,12 @@ describe('devices', () => {
     expect(await page.locator('img[src="x"], svg[onload]').count()).toBe(0)
     await sleep(100)
   })
+
+  test('topology page draws the devices', async () => {
+    await page.goto(`${hub.url}/topology`)
+    const svg = page.getByTestId('topology-svg')
+    await expect.poll(() => svg.locator('circle').count(), { timeout: 10_000 }).toBe(1)
+    expect(await page.getByTestId('topology-links').locator('tbody tr').count()).toBe(0)
+    expect(watch.dialogs).toEqual([])
+  })
 })

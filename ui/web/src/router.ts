@@ -25,6 +25,7 @@ export const routes: RouteRecordRaw[] = [
   { path: '/agents/:id(\\d+)', name: 'agent', component: () => import('./views/AgentDetailView.vue'), meta: { title: 'Agent', perm: 'view' } },
   { path: '/hosts/:ip', name: 'host', component: () => import('./views/HostView.vue'), meta: { title: 'Host', perm: 'view' } },
   { path: '/flows', name: 'flows', component: () => import('./views/FlowsView.vue'), meta: { title: 'Flows', perm: 'view' } },
+  { path: '/topology', name: 'topology', component: () => import('./views/TopologyView.vue'), meta: { title: 'Topology', perm: 'view' } },
   { path: '/devices', name: 'devices', component: () => import('./views/DevicesView.vue'), meta: { title: 'Devices', perm: 'view' } },
   { path: '/syslog', name: 'syslog', component: () => import('./views/SyslogView.vue'), meta: { title: 'Syslog', perm: 'view' } },
   { path: '/admin', redirect: '/admin/users' },
