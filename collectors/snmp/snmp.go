@@ -59,6 +59,7 @@ type Poller struct {
 	mu      sync.Mutex
 	devices map[int64]*devState
 	perHost map[string]int // polls in flight per host:port
+	latest  map[int64]latestPoll
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -110,7 +111,7 @@ func New(log *slog.Logger, cfg Config, deps Deps) *Poller {
 	if cfg.MaxARP <= 0 {
 		cfg.MaxARP = d.MaxARP
 	}
-	return &Poller{log: log, cfg: cfg, deps: deps, m: newMetrics(deps.Registerer), now: time.Now, devices: map[int64]*devState{}, perHost: map[string]int{}}
+	return &Poller{log: log, cfg: cfg, deps: deps, m: newMetrics(deps.Registerer), now: time.Now, devices: map[int64]*devState{}, perHost: map[string]int{}, latest: map[int64]latestPoll{}}
 }
 
 // Start starts the scheduler and the workers (nothing when disabled).
@@ -161,6 +162,7 @@ func (p *Poller) Refresh(ctx context.Context) error {
 	for id := range p.devices {
 		if !seen[id] {
 			delete(p.devices, id)
+			delete(p.latest, id)
 		}
 	}
 	p.m.devices.Set(float64(len(p.devices)))
@@ -290,6 +292,7 @@ func (p *Poller) pollDevice(ctx context.Context, st *devState) {
 	}
 	st.failures = 0
 	st.prev = prevNext
+	p.latest[dev.ID] = latestPoll{dev: dev, at: now, ifaces: res.Ifaces}
 	if topo {
 		st.lastTopo = now
 	}
@@ -410,4 +413,46 @@ func (p *Poller) DeviceState(id int64) (State, bool) {
 		return State{}, false
 	}
 	return State{Next: st.next, Failures: st.failures}, true
+}
+
+// latestPoll is a device's last successful poll, for the alert rules.
+type latestPoll struct {
+	dev    record.Device
+	at     time.Time
+	ifaces []record.IfaceSample
+}
+
+// IfaceRate is an interface's rate in its device's latest poll, with a
+// trusted speed (the iface_util rule's input).
+type IfaceRate struct {
+	DeviceID   int64
+	DeviceName string
+	Site       string
+	Iface      string
+	SpeedBps   uint64  // bit/s
+	RxBps      float64 // bytes/s
+	TxBps      float64
+}
+
+// IfaceRates lists the interfaces with a utilisation (trusted speed,
+// oper-up, a rate) of every device polled within its last three
+// intervals: a device that stopped answering does not keep alerting on
+// its last figures.
+func (p *Poller) IfaceRates() []IfaceRate {
+	now := p.now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []IfaceRate
+	for _, l := range p.latest {
+		if now.Sub(l.at) > 3*p.interval(l.dev) {
+			continue
+		}
+		for _, f := range l.ifaces {
+			if f.RxUtilPct == nil {
+				continue
+			}
+			out = append(out, IfaceRate{DeviceID: l.dev.ID, DeviceName: l.dev.Name, Site: l.dev.Site, Iface: f.Name, SpeedBps: f.SpeedBps, RxBps: f.RxBps, TxBps: f.TxBps})
+		}
+	}
+	return out
 }

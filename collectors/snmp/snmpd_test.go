@@ -164,6 +164,17 @@ func TestScheduleBackoff(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = p.Stop() })
 	waitFor(t, 5*time.Second, func() bool { return len(ms.pollsOf(7)) >= 2 })
+	// Two polls: lo (10 Mbit/s, up) has a rate for the iface_util rule
+	// (often 0: net-snmp caches its interface counters for a few seconds).
+	var lo []IfaceRate
+	for _, r := range p.IfaceRates() {
+		if r.Iface == "lo" {
+			lo = append(lo, r)
+		}
+	}
+	if len(lo) != 1 || lo[0].DeviceID != 7 || lo[0].SpeedBps != 10_000_000 || lo[0].RxBps < 0 {
+		t.Errorf("iface rates of lo: %+v", lo)
+	}
 	polls := ms.pollsOf(7)
 	if polls[0].Err != "" || polls[1].Err != "" || polls[1].SysName != "back" {
 		t.Fatalf("first polls: %+v", polls[:2])

@@ -51,9 +51,9 @@ var usmReports = map[string]string{
 type column struct {
 	oid    string
 	prefix string // oid + "."
-	rows map[string]gosnmp.SnmpPDU
-	next string // the last OID returned: where the walk continues
-	done bool
+	rows   map[string]gosnmp.SnmpPDU
+	next   string // the last OID returned: where the walk continues
+	done   bool
 }
 
 // errReport is a v3 report PDU turned into an error.
