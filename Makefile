@@ -28,6 +28,7 @@ BENCH_SECONDS ?= 10
 FLEET_AGENTS  ?= 50000
 # Simulated devices of `make bench-snmp` (48 interfaces each, polled every 60 s).
 SNMP_DEVICES  ?= 1000
+SNMP_SECONDS  ?= 180
 FLEET_SECONDS ?= 60
 FLEET_DB      ?= sqlite
 # true: the simulated agents also send deep collection (50 processes, 30 l7, 30 dns rows a batch).
@@ -134,7 +135,7 @@ bench-fleet: build ## simulated agents over HTTP against the built hub: FLEET_AG
 
 bench-snmp: ## SNMP poller: SNMP_DEVICES simulated 48-interface switches (snmpsim) every 60 s; its request rate against real snmpd (needs snmpd and snmpsim from apt)
 	go test -run '^$$' -bench '^BenchmarkPollerVsSnmpd$$' -benchtime 1x -count 1 ./collectors/snmp
-	go test -run '^$$' -bench '^BenchmarkPollerScale$$' -benchtime 1x -count 1 -timeout 30m ./collectors/snmp -args -snmp-devices=$(SNMP_DEVICES)
+	go test -run '^$$' -bench '^BenchmarkPollerScale$$' -benchtime 1x -count 1 -timeout 30m ./collectors/snmp -args -snmp-devices=$(SNMP_DEVICES) -snmp-seconds=$(SNMP_SECONDS)
 
 cross: ## check that the binary (hub and agent) builds for the agent platforms with CGO_ENABLED=0
 	@for t in $(CROSS_TARGETS); do \
