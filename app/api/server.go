@@ -136,6 +136,15 @@ type Deps struct {
 	ComplianceStore ComplianceStore
 	// ISMS keeps the ISMS registers (*store.DB).
 	ISMS ISMSStore
+	// Devices keeps devices and their samples (*store.DB; nil: empty
+	// lists); DevicePoller probes and re-reads the list (*snmp.Poller);
+	// Topology builds the graph (*topology.Service). Device credentials
+	// are sealed with Vault.
+	Devices      DeviceStore
+	DevicePoller DevicePoller
+	Topology     TopologyBuilder
+	// FirewallProber probes firewall REST devices (nil: 503).
+	FirewallProber FirewallProber
 }
 
 // SSO is the OpenID Connect login (app/auth/oidc.Provider).

@@ -64,6 +64,10 @@ const (
 	ActionComplianceEvidence = "compliance.evidence" // an evidence bundle downloaded (detail: range, masked)
 	ActionISMSCreate         = "isms.create"         // an ISMS register entry (asset, risk, SoA line)
 	ActionISMSUpdate         = "isms.update"         // before/after of the entry
+
+	ActionDeviceCreate = "device.create" // credentials never in the record
+	ActionDeviceDelete = "device.delete" // with its samples
+	ActionUplinkSet    = "uplink.set"    // a manual topology uplink of an agent or device
 )
 
 // Request is what the chain records of the HTTP request behind an action.

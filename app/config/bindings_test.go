@@ -52,6 +52,8 @@ func TestHubFlagsBindOneFieldEach(t *testing.T) {
 		{"queue-workers", "Queue.Workers", "4"},
 		{"flow-minute-rows", "Queue.Flows.MinuteRows", "1000"},
 		{"flow-hour-rows", "Queue.HourRows", "2000"},
+		{"poller", "SNMP.Enabled", "true"},
+		{"devpoll-concurrency", "SNMP.Concurrency", "96"},
 		{"enroll-token", "Fleet.StaticToken", ""},
 		{"agent-archive-days", "Fleet.ArchiveDays", "30"},
 		{"agent-pcap", "Fleet.PcapEnabled", "true"},

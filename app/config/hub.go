@@ -42,6 +42,7 @@ import (
 	"netmon/capture/pcaprec"
 	"netmon/collectors/flows"
 	"netmon/collectors/geo"
+	"netmon/collectors/snmp"
 	"netmon/collectors/syslog"
 	"netmon/store"
 	"netmon/store/queue"
@@ -100,6 +101,8 @@ type HubConfig struct {
 	// Compliance is the compliance log (-compliance, -tsa-url,
 	// -compliance-key, -worm-dir, -mask-pii, -compliance-retention-days).
 	Compliance compliance.Config
+	// SNMP is the device poller (-poller, -devpoll-concurrency).
+	SNMP snmp.Config
 }
 
 // Server holds the settings of the hub process itself, which belong to
@@ -154,6 +157,7 @@ func DefaultHubConfig() HubConfig {
 		TLS:        pki.DefaultConfig(),
 		Alerts:     alerting.DefaultConfig(),
 		Compliance: compliance.DefaultConfig(),
+		SNMP:       snmp.DefaultConfig(),
 	}
 }
 

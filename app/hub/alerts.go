@@ -23,12 +23,32 @@ func (h *Hub) buildAlerts() {
 		Store:       h.db,
 		Traffic:     alertTraffic{h},
 		Inventories: &alertInventories{h: h, agents: map[int64]rules.Inventory{}},
+		Ifaces:      deviceIfaceRates{h},
 		Settings: func(ctx context.Context) (alerting.Settings, error) {
 			return api.LoadAlertSettings(ctx, h.db, h.vault)
 		},
 		Sink: h.notifier,
 	}, h.reg)
 	h.parts.add("alerts", h.alerts.Start, noCtx(h.alerts.Stop))
+}
+
+// deviceIfaceRates feeds the iface_util rule the device interfaces of
+// the SNMP poller's latest polls. The rule keys on an agent id: devices
+// are agent 0, their interfaces named "<device> (device <id>) <iface>" so
+// keys stay apart.
+type deviceIfaceRates struct{ h *Hub }
+
+func (d deviceIfaceRates) IfaceRates(context.Context) ([]rules.IfaceRate, error) {
+	if d.h.poller == nil {
+		return nil, nil
+	}
+	list := d.h.poller.IfaceRates()
+	out := make([]rules.IfaceRate, len(list))
+	for i, r := range list {
+		out[i] = rules.IfaceRate{Site: r.Site, Name: r.DeviceName + " (device " + strconv.FormatInt(r.DeviceID, 10) + ") " + r.Iface,
+			SpeedBps: float64(r.SpeedBps), InBps: r.RxBps * 8, OutBps: r.TxBps * 8}
+	}
+	return out, nil
 }
 
 // alertTick hands the live feed the engine's new events.

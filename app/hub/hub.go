@@ -37,11 +37,13 @@ import (
 	"netmon/app/httpguard"
 	"netmon/app/live"
 	"netmon/app/netguard"
+	"netmon/app/topology"
 	"netmon/app/version"
 	"netmon/capture"
 	"netmon/capture/proc"
 	"netmon/collectors/flows"
 	"netmon/collectors/geo"
+	"netmon/collectors/snmp"
 	"netmon/collectors/syslog"
 	"netmon/store"
 	"netmon/store/queue"
@@ -82,6 +84,8 @@ type Hub struct {
 	pki       *pki.Authority
 	fleet     *fleet.Service
 	alerts    *alerting.Engine
+	poller    *snmp.Poller
+	topology  *topology.Service
 	api       *api.Server
 	srv       *http.Server
 
@@ -143,6 +147,7 @@ func New(ctx context.Context, log *slog.Logger, cfg config.HubConfig, opts ...Op
 		return nil, err
 	}
 	h.buildAlerts()
+	h.buildDevices()
 	if err := h.buildHTTP(); err != nil {
 		return nil, err
 	}
@@ -197,7 +202,7 @@ func (h *Hub) buildStore(ctx context.Context) error {
 		}
 	}
 	h.retention = store.NewRetention(h.log.With("component", "retention"), h.cfg.Retention, db, h.reg)
-	for _, table := range slices.Concat(store.TrafficTables, store.FlowTables, store.SyslogTables, store.AgentTables, store.DeepTables) {
+	for _, table := range slices.Concat(store.TrafficTables, store.FlowTables, store.SyslogTables, store.AgentTables, store.DeepTables, store.DeviceTables) {
 		if err := h.retention.Register(table, "ts"); err != nil {
 			return fmt.Errorf("register retention: %w", err)
 		}
@@ -241,6 +246,10 @@ func (h *Hub) buildHTTP() error {
 		AlertEngine:    h.alerts,
 		Notifier:       h.notifier,
 		Deliveries:     h.db,
+		Devices:        h.db,
+		DevicePoller:   h.poller,
+		Topology:       h.topology,
+		FirewallProber: fwProber{guard: h.netGuard},
 		Fleet:          h.fleet,
 		CertAgentID:    pki.AgentID,
 		Guard:          h.guard,

@@ -32,16 +32,11 @@ type ClientOptions struct {
 	MaxIdlePerHost int
 }
 
-// HTTPClient returns a client whose every connection, redirects
-// included, is dialled through g, with no proxy: a proxy would be
-// dialled instead of the target and defeat the check.
-func (g *Guard) HTTPClient(o ClientOptions) *http.Client {
-	if o.Timeout == 0 {
-		o.Timeout = 15 * time.Second
-	}
-	if o.MaxRedirects == 0 {
-		o.MaxRedirects = 3
-	}
+// Transport returns an HTTP transport whose every connection is dialled
+// through g, with no proxy (a proxy would be dialled instead of the
+// target and defeat the check). Callers that build their own client
+// (a driver that never follows redirects) start from it.
+func (g *Guard) Transport(o ClientOptions) *http.Transport {
 	dialer := g.Dialer(5*time.Second, o.Resolver)
 	transport := &http.Transport{
 		Proxy:                 nil,
@@ -56,6 +51,20 @@ func (g *Guard) HTTPClient(o ClientOptions) *http.Client {
 	if o.InsecureSkipVerify {
 		transport.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the operator's explicit "insecure"
 	}
+	return transport
+}
+
+// HTTPClient returns a client whose every connection, redirects
+// included, is dialled through g, with no proxy: a proxy would be
+// dialled instead of the target and defeat the check.
+func (g *Guard) HTTPClient(o ClientOptions) *http.Client {
+	if o.Timeout == 0 {
+		o.Timeout = 15 * time.Second
+	}
+	if o.MaxRedirects == 0 {
+		o.MaxRedirects = 3
+	}
+	transport := g.Transport(o)
 	return &http.Client{
 		Transport: transport,
 		Timeout:   o.Timeout,

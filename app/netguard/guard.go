@@ -101,6 +101,21 @@ func (g *Guard) Control(_, address string, _ syscall.RawConn) error {
 	return g.Check(ap)
 }
 
+// ConfiguredControl is the socket hook for connections to addresses an
+// operator configured one by one, such as a polled device: naming the
+// device is the permission, so any address is allowed but a cloud
+// metadata one (a device name that resolves there is refused).
+func (g *Guard) ConfiguredControl(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: %q", ErrBlocked, address)
+	}
+	if addr := ap.Addr().Unmap(); IsMetadata(addr) {
+		return fmt.Errorf("%w: %s is a cloud metadata address", ErrBlocked, addr)
+	}
+	return nil
+}
+
 // Dialer returns a net.Dialer whose every connection is checked.
 // resolver may be nil (the system's).
 func (g *Guard) Dialer(timeout time.Duration, resolver *net.Resolver) *net.Dialer {

@@ -251,3 +251,30 @@ func serveRebindingDNS(pc net.PacketConn, asked *atomic.Int32) {
 		}
 	}
 }
+
+// TestConfiguredControl: a polled device's own address passes whatever
+// its class; a cloud metadata address never does.
+func TestConfiguredControl(t *testing.T) {
+	g := New(Config{})
+	for _, tc := range []struct {
+		addr string
+		ok   bool
+	}{
+		{"127.0.0.1:161", true},
+		{"10.1.2.3:161", true},
+		{"192.168.1.1:443", true},
+		{"8.8.8.8:161", true},
+		{"[::1]:161", true},
+		{"169.254.169.254:80", false},
+		{"[fd00:ec2::254]:80", false},
+		{"not an address", false},
+	} {
+		err := g.ConfiguredControl("udp", tc.addr, nil)
+		if (err == nil) != tc.ok {
+			t.Errorf("ConfiguredControl(%s) = %v, want allowed=%v", tc.addr, err, tc.ok)
+		}
+		if err != nil && !errors.Is(err, ErrBlocked) {
+			t.Errorf("ConfiguredControl(%s) = %v, want ErrBlocked", tc.addr, err)
+		}
+	}
+}

@@ -26,6 +26,8 @@ export const routes: RouteRecordRaw[] = [
   { path: '/hosts/:ip', name: 'host', component: () => import('./views/HostView.vue'), meta: { title: 'Host', perm: 'view' } },
   { path: '/flows', name: 'flows', component: () => import('./views/FlowsView.vue'), meta: { title: 'Flows', perm: 'view' } },
   { path: '/events', name: 'events', component: () => import('./views/EventsView.vue'), meta: { title: 'Events', perm: 'view' } },
+  { path: '/topology', name: 'topology', component: () => import('./views/TopologyView.vue'), meta: { title: 'Topology', perm: 'view' } },
+  { path: '/devices', name: 'devices', component: () => import('./views/DevicesView.vue'), meta: { title: 'Devices', perm: 'view' } },
   { path: '/syslog', name: 'syslog', component: () => import('./views/SyslogView.vue'), meta: { title: 'Syslog', perm: 'view' } },
   { path: '/compliance', name: 'compliance', component: () => import('./views/ComplianceView.vue'), meta: { title: 'Compliance', perm: 'view' } },
   { path: '/admin', redirect: '/admin/users' },

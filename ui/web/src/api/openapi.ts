@@ -543,6 +543,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agents/{id}/uplink": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set (device_id > 0) or remove (0) the access device an agent hangs off: a manual topology link
+         * @description Manual links never expire. Audited (uplink.set).
+         */
+        put: operations["setAgentUplink"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/alerts/channels/{channel}/test": {
         parameters: {
             query?: never;
@@ -853,6 +873,178 @@ export interface paths {
          * @description Off (-compliance not set), config.enabled is false and the counters show what is stored. The signing key's public half is included; the private half never leaves the hub.
          */
         get: operations["getComplianceStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Devices: id, name, host, kind, site, snmp_version, poll_seconds, enabled, sys_name, sys_descr, last_poll, last_error
+         * @description Credentials are never returned. A site-bound caller sees its site's devices only. sys_name and sys_descr are the device's own text, unfiltered: show them as text.
+         */
+        get: operations["listDevices"];
+        put?: never;
+        /**
+         * Add a device (SNMP v1/v2c/v3, or vendor fwvendor for the firewall REST driver); without host it is an unmanaged topology node
+         * @description community, v3_auth_pass, v3_priv_pass and api_token are sealed with the vault (AES-256-GCM, the row id as associated data) and never returned. A site-bound caller's site is forced. Audited (device.create, credentials left out). The poller picks the device up at once, first polled at a point of its interval drawn from its id.
+         */
+        post: operations["createDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/devices/probe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Poll a device body once without saving it: per endpoint connectivity, records parsed and format; the device's version
+         * @description For SNMP the endpoints are system, interfaces, resources and neighbors; error says why a device did not answer (timeout, authentication failure, unknown user, decryption error, unreachable).
+         */
+        post: operations["probeDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/devices/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a device with its samples and topology edges (audited: device.delete) */
+        delete: operations["deleteDevice"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/devices/{id}/interfaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A device's interfaces from its latest poll in the window: class, speed, state, counters, rx/tx bytes/s, utilisation and error counters
+         * @description rx_util_pct and tx_util_pct are null unless the speed is trusted (ifHighSpeed, or ifSpeed below 2^32-1) and the interface is oper-up. Rates are 0 after a counter regression (reboot, reset): never negative or a spike.
+         */
+        get: operations["getDeviceInterfaces"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/devices/{id}/policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Most active policy hit deltas of a firewall REST device (empty: the REST driver is not built into this hub yet) */
+        get: operations["getDevicePolicies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/devices/{id}/resources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A device's CPU, memory and disk percent and session count per poll, oldest first
+         * @description From HOST-RESOURCES-MIB, with UCD-SNMP where present (CPU from its tick counters between two polls; memory without buffers and cache). null where the device does not say.
+         */
+        get: operations["getDeviceResources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/devices/{id}/sdwan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SD-WAN health checks of a firewall REST device (empty: the REST driver is not built into this hub yet) */
+        get: operations["getDeviceSDWAN"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/devices/{id}/uplink": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set (device_id > 0) or remove (0) the access device a device hangs off: a manual topology link
+         * @description Manual links never expire. Audited (uplink.set).
+         */
+        put: operations["setDeviceUplink"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/devices/{id}/vpn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** IPsec tunnels and SSL VPN users of a firewall REST device (empty: the REST driver is not built into this hub yet) */
+        get: operations["getDeviceVPN"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1218,6 +1410,26 @@ export interface paths {
         post?: never;
         /** Revoke an API token; the bearer stops working at once */
         delete: operations["deleteToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/topology": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The network graph: {generated_at, devices[], agents[], links[]}
+         * @description Links: LLDP and CDP neighbours (confidence discovered), ARP entries matching a device's or an agent's address (inferred), uplinks set by hand (manual); one link per pair of elements (the most confident kept, ts the newest), removed after 24 h unseen. status: normal below 70%, warning from 70%, critical from 90% utilisation of the busier end's port, down when a port is oper-down, unknown without utilisation. A neighbour that is not a configured device appears in devices[] with id neighbor:<name> and managed false. A site-bound caller sees its site's elements only.
+         */
+        get: operations["getTopology"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1693,6 +1905,60 @@ export interface components {
             dst: components["schemas"]["EndpointInfo"];
             flows: components["schemas"]["StoreFlowRow"][];
         };
+        DeviceCreate: {
+            name: string;
+            /** @description address[:port] (161 by default); empty = an unmanaged topology node */
+            host: string;
+            /** @description switch (default) */
+            kind: string;
+            /** @description forced to the caller's site for site-bound identities */
+            site: string;
+            /**
+             * @description 2c by default
+             * @enum {string}
+             */
+            snmp_version: "1" | "2c" | "3" | "";
+            /** @description v1/v2c community (public by default); stored sealed */
+            community: string;
+            /** @description 10 to 86400; 60 by default (REST devices: at least 60) */
+            poll_seconds: number;
+            /** @description true by default */
+            enabled?: boolean;
+            v3_user: string;
+            /** @enum {string} */
+            v3_auth_proto: "SHA" | "SHA256" | "SHA512" | "MD5" | "";
+            /** @description stored sealed */
+            v3_auth_pass: string;
+            /** @enum {string} */
+            v3_priv_proto: "AES" | "AES256" | "DES" | "";
+            /** @description stored sealed */
+            v3_priv_pass: string;
+            /** @description fwvendor: the firewall REST driver instead of SNMP */
+            vendor: string;
+            api_url: string;
+            /** @description stored sealed */
+            api_token: string;
+            /** @description true by default; false accepts a self-signed certificate */
+            api_verify_tls?: boolean;
+            vdom: string;
+            /** @description auto (default) */
+            profile: string;
+        };
+        DeviceItem: {
+            id: number;
+            name: string;
+            host: string;
+            kind: string;
+            site: string;
+            snmp_version: string;
+            poll_seconds: number;
+            enabled: boolean;
+            sys_name: string;
+            sys_descr: string;
+            last_poll: number;
+            last_error: string;
+        };
+        DeviceRESTSeries: Record<string, never>;
         EndpointInfo: {
             ip: string;
             country: string;
@@ -1892,6 +2158,28 @@ export interface components {
         OKResult: {
             ok: boolean;
         };
+        ProbeEndpoint: {
+            endpoint: string;
+            connectivity: boolean;
+            /** @description 0 for SNMP */
+            http_code: number;
+            /** @description values or rows parsed */
+            records: number;
+            /** @description snmp-v1 */
+            format: string;
+            error: string;
+        };
+        ProbeReport: {
+            ok: boolean;
+            error: string;
+            elapsed_ms: number;
+            /** @description the device's sysDescr (SNMP) or firmware version (REST) */
+            version: string;
+            sys_name: string;
+            /** @description REST devices only; empty for SNMP */
+            vdom_mode: string;
+            endpoints: components["schemas"]["ProbeEndpoint"][];
+        };
         ProcviewBucket: {
             ts: number;
             bytes_in: number;
@@ -2021,6 +2309,33 @@ export interface components {
             name: string;
             bytes: number;
             mod_time: number;
+        };
+        RecordIfaceSample: {
+            ts: number;
+            if_index: number;
+            name: string;
+            alias: string;
+            class: string;
+            speed_bps: number;
+            admin_up: boolean;
+            oper_up: boolean;
+            in_octets: number;
+            out_octets: number;
+            in_errors: number;
+            out_errors: number;
+            in_discards: number;
+            out_discards: number;
+            rx_bps: number;
+            tx_bps: number;
+            rx_util_pct: number;
+            tx_util_pct: number;
+        };
+        RecordResourceSample: {
+            ts: number;
+            cpu_pct: number;
+            mem_pct: number;
+            disk_pct: number;
+            sessions: number;
         };
         RecordStarted: {
             ok: boolean;
@@ -2201,6 +2516,54 @@ export interface components {
             reason: string;
             bytes: number;
             packets: number;
+        };
+        TopologyAgentNode: {
+            id: string;
+            agent_id: number;
+            name: string;
+            site: string;
+            address: string;
+            online: boolean;
+        };
+        TopologyDeviceNode: {
+            id: string;
+            device_id: number;
+            name: string;
+            kind: string;
+            site: string;
+            host: string;
+            sys_name: string;
+            managed: boolean;
+            /** @enum {string} */
+            status: "up" | "error" | "unknown";
+            last_error: string;
+        };
+        TopologyLink: {
+            id: string;
+            source: string;
+            target: string;
+            source_port: string;
+            target_port: string;
+            /** @enum {string} */
+            kind: "lldp" | "cdp" | "arp" | "subnet" | "manual";
+            /** @enum {string} */
+            confidence: "discovered" | "inferred" | "manual";
+            /** @enum {string} */
+            status: "normal" | "warning" | "critical" | "down" | "unknown";
+            util_pct: number;
+            ts: number;
+        };
+        TopologyTopology: {
+            generated_at: number;
+            devices: components["schemas"]["TopologyDeviceNode"][];
+            agents: components["schemas"]["TopologyAgentNode"][];
+            links: components["schemas"]["TopologyLink"][];
+        };
+        UplinkBody: {
+            /** @description the access device the agent or device hangs off; 0 removes the uplink */
+            device_id: number;
+            /** @description the access device's port (optional) */
+            port: string;
         };
         WireCertRequest: {
             csr_pem: string;
@@ -3713,6 +4076,87 @@ export interface operations {
             };
         };
     };
+    setAgentUplink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description agent or device id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UplinkBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OKResult"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission devices */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such agent (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     testAlertChannel: {
         parameters: {
             query?: never;
@@ -4892,6 +5336,578 @@ export interface operations {
             };
         };
     };
+    listDevices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceItem"][];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+        };
+    };
+    createDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeviceCreate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceItem"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission devices */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    probeDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeviceCreate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProbeReport"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission devices */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OKResult"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission devices */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such device (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getDeviceInterfaces: {
+        parameters: {
+            query?: {
+                /** @description window in minutes ending now */
+                minutes?: number;
+            };
+            header?: never;
+            path: {
+                /** @description device id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordIfaceSample"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description no such device (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getDevicePolicies: {
+        parameters: {
+            query?: {
+                /** @description window in minutes ending now */
+                minutes?: number;
+            };
+            header?: never;
+            path: {
+                /** @description device id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceRESTSeries"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description no such device (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getDeviceResources: {
+        parameters: {
+            query?: {
+                /** @description window in minutes ending now */
+                minutes?: number;
+            };
+            header?: never;
+            path: {
+                /** @description device id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordResourceSample"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description no such device (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getDeviceSDWAN: {
+        parameters: {
+            query?: {
+                /** @description window in minutes ending now */
+                minutes?: number;
+            };
+            header?: never;
+            path: {
+                /** @description device id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceRESTSeries"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description no such device (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    setDeviceUplink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description agent or device id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UplinkBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OKResult"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission devices */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such device (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getDeviceVPN: {
+        parameters: {
+            query?: {
+                /** @description window in minutes ending now */
+                minutes?: number;
+            };
+            header?: never;
+            path: {
+                /** @description device id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceRESTSeries"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description no such device (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     listDNS: {
         parameters: {
             query?: {
@@ -6014,6 +7030,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getTopology: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TopologyTopology"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
                 };
             };
         };

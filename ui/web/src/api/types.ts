@@ -97,3 +97,10 @@ export type EventPage = S['EventPage']
 export type FlowSeries = S['FlowSeriesOut']
 export type GeoStatus = S['GeoStatus']
 export type FlowExporter = S['FlowsExporterStatus']
+
+// Devices and topology (issue 20).
+export type DeviceItem = S['DeviceItem']
+export type DeviceIface = S['RecordIfaceSample']
+export type DeviceResource = S['RecordResourceSample']
+export type ProbeReport = S['ProbeReport']
+export type Topology = S['TopologyTopology']

@@ -1,0 +1,34 @@
+package fwrest
+
+import (
+	"net/http"
+	"time"
+)
+
+// Config configures the driver.
+type Config struct {
+	// Spacing is the least time between two requests to one device
+	// (spec 8: 150 ms).
+	Spacing time.Duration
+	// Timeout bounds one request.
+	Timeout time.Duration
+	// MaxBody caps a response body read (a device answering endlessly is
+	// cut, not buffered).
+	MaxBody int64
+}
+
+// DefaultConfig returns the defaults: 150 ms spacing, 10 s a request,
+// 8 MiB a body.
+func DefaultConfig() Config {
+	return Config{Spacing: 150 * time.Millisecond, Timeout: 10 * time.Second, MaxBody: 8 << 20}
+}
+
+// Deps are the driver's collaborators.
+type Deps struct {
+	// Transport makes the driver's HTTP connections. The hub hands in
+	// the guarded dialer's transport (devices' configured addresses are
+	// allowed by being configured); nil uses a plain one. Its TLS
+	// configuration is replaced per device: verification follows
+	// api_verify_tls.
+	Transport *http.Transport
+}
