@@ -62,6 +62,10 @@ type Deps struct {
 	Settings func(ctx context.Context) (Settings, error)
 	// Now is the clock (time.Now when nil); tests inject theirs.
 	Now func() time.Time
+	// Names and Threats feed the ioc rule (ioc.go): the names hosts
+	// used and the threat list; either nil turns the rule off.
+	Names   NameSource
+	Threats rules.IOCMatcher
 }
 
 // Engine evaluates the rules and keeps the events' lifecycle.
@@ -86,6 +90,8 @@ type Engine struct {
 	target rules.Target
 	iface  rules.Iface
 	buf    []rules.Alert
+	ioc    rules.IOC
+	iocBuf []rules.Alert
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -172,6 +178,12 @@ func (e *Engine) run(ctx context.Context) {
 	defer fast.Stop()
 	slow := time.NewTicker(e.cfg.InventoryEvery)
 	defer slow.Stop()
+	iocEvery := e.cfg.IOCEvery
+	if iocEvery <= 0 {
+		iocEvery = DefaultConfig().IOCEvery
+	}
+	ioc := time.NewTicker(iocEvery)
+	defer ioc.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -180,6 +192,8 @@ func (e *Engine) run(ctx context.Context) {
 			e.EvalSnapshot(ctx)
 		case <-slow.C:
 			e.EvalInventory(ctx)
+		case <-ioc.C:
+			e.EvalIOC(ctx)
 		}
 	}
 }

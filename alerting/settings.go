@@ -30,7 +30,7 @@ type Settings struct {
 	NewTarget NewTargetRule `json:"new_target"`
 	// Anomaly is the seasonal baseline rule (not evaluated yet).
 	Anomaly AnomalyRule `json:"anomaly"`
-	// IOC is the threat-list rule (not evaluated yet).
+	// IOC is the threat-list rule (-ioc-file; about every 30 s).
 	IOC IOCRule `json:"ioc"`
 	// Iface is the iface_util rule.
 	Iface IfaceRule `json:"iface"`

@@ -39,6 +39,7 @@ import (
 	"netmon/capture/pcaprec"
 	"netmon/collectors/flows"
 	"netmon/collectors/geo"
+	"netmon/collectors/geo/threat"
 	"netmon/collectors/syslog"
 	"netmon/store"
 	"netmon/store/queue"
@@ -90,6 +91,9 @@ type HubConfig struct {
 	TLS pki.Config
 	// Alerts is the alert engine (-alerts).
 	Alerts alerting.Config
+	// Threat is the threat list and the domain categories (-ioc-file,
+	// -domain-category-file).
+	Threat threat.Config
 }
 
 // Server holds the settings of the hub process itself, which belong to
@@ -141,6 +145,7 @@ func DefaultHubConfig() HubConfig {
 		Fleet:     fleet.DefaultConfig(),
 		TLS:       pki.DefaultConfig(),
 		Alerts:    alerting.DefaultConfig(),
+		Threat:    threat.DefaultConfig(),
 	}
 }
 
@@ -240,6 +245,8 @@ func (c *HubConfig) ResolvePaths() error {
 	under(&c.Vault.File)
 	under(&c.Record.Dir)
 	under(&c.Geo.Dir)
+	under(&c.Threat.IOCFile)
+	under(&c.Threat.CategoryFile)
 	under(&c.TLS.Dir)
 	under(&c.TLS.CertFile)
 	under(&c.TLS.KeyFile)

@@ -25,6 +25,8 @@ func (h *Hub) buildAlerts() {
 		Settings: func(ctx context.Context) (alerting.Settings, error) {
 			return api.LoadAlertSettings(ctx, h.db, h.vault)
 		},
+		Names:   alertNames{h},
+		Threats: iocMatcher{h.iocList},
 	}, h.reg)
 	h.parts.add("alerts", h.alerts.Start, noCtx(h.alerts.Stop))
 }

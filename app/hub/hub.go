@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"netmon/alerting"
+	"netmon/collectors/geo/threat"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,8 +78,12 @@ type Hub struct {
 	pki       *pki.Authority
 	fleet     *fleet.Service
 	alerts    *alerting.Engine
-	api       *api.Server
-	srv       *http.Server
+	// iocList and categories are the -ioc-file and
+	// -domain-category-file watches (threat.go).
+	iocList    *threat.Watch[*threat.List]
+	categories *threat.Watch[*threat.Categories]
+	api        *api.Server
+	srv        *http.Server
 
 	// wrap, when set (tests only), wraps the API handler.
 	wrap func(http.Handler) http.Handler
@@ -131,6 +136,7 @@ func New(ctx context.Context, log *slog.Logger, cfg config.HubConfig, opts ...Op
 	if err := h.buildFleet(ctx); err != nil {
 		return nil, err
 	}
+	h.buildThreat()
 	h.buildAlerts()
 	if err := h.buildHTTP(); err != nil {
 		return nil, err

@@ -44,6 +44,7 @@ var importRules = []struct {
 	{"capture/attr", []string{"agentmode/wire", "capture/decode", "capture/source"}},
 	{"capture", []string{"capture/decode", "capture/pcaprec", "capture/source", "collectors/geo"}},
 	{"collectors/geo", nil},
+	{"collectors/geo/threat", nil}, // the threat list and domain categories: lookups, like GeoIP
 	{"collectors/udpsock", []string{"store/record"}},
 	{"collectors/flows/netflow", []string{"store/record"}},
 	{"collectors/flows/sflow", []string{"store/record"}},
@@ -95,13 +96,13 @@ var importRules = []struct {
 	// 5. Only app/hub and app/api fan in; main.go imports only app/cli,
 	// whose commands are built over the services they run.
 	{"app/api", []string{"agentmode/wire", "alerting", "app/audit", "app/auth", "app/auth/oidc", "app/errs", "app/fleet", "app/history", "app/httpguard", "app/logging", "app/procview", "app/version",
-		"app/api/router", "capture", "capture/pcaprec", "capture/proc", "collectors/geo", "store", "store/record", "ui"}},
+		"app/api/router", "capture", "capture/pcaprec", "capture/proc", "collectors/geo", "collectors/geo/threat", "store", "store/record", "ui"}},
 	// The route machinery: the table's row type, adapters, binding, OpenAPI.
 	{"app/api/router", []string{"app/errs"}},
 	{"app/hub", []string{"alerting", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/version",
-		"capture", "capture/pcaprec", "capture/proc", "collectors/flows", "collectors/flows/netflow", "collectors/geo", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
+		"capture", "capture/pcaprec", "capture/proc", "collectors/flows", "collectors/flows/netflow", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
 	// The configuration composes the components' own Config structs.
-	{"app/config", []string{"agentmode", "alerting", "agentmode/collect", "app/auth", "app/auth/oidc", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/logging", "capture", "capture/pcaprec", "collectors/flows", "collectors/geo", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
+	{"app/config", []string{"agentmode", "alerting", "agentmode/collect", "app/auth", "app/auth/oidc", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/logging", "capture", "capture/pcaprec", "collectors/flows", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
 	{"app/cli", []string{"agentmode", "app/audit", "app/auth", "app/config", "app/fleet/enroll", "app/hub", "app/logging", "app/version", "store", "store/vault"}},
 	{"", []string{"app/cli"}}, // main.go
 }
