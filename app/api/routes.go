@@ -151,6 +151,18 @@ func (s *Server) routeTable() []router.Route {
 			Summary: "Delete a silence (audited: alert.silence.delete)", Do: router.JSON(s.deleteSilence),
 			Errors: map[int]string{404: "no such silence (or another site's)"}},
 
+		// Threat intelligence and enrichment (spec 4.10).
+		{Method: http.MethodGet, Path: "/api/v1/threatintel", OperationID: "getThreatIntel", Tag: "alerts", Perm: router.Session,
+			Summary:     "Reputation of an address and/or a domain: trusted, unknown, suspicious or malicious, with the list and line that decided",
+			Description: "malicious: the domain or one of its parents, or the address, is on the -ioc-file list. suspicious: the hub capture saw a listed domain resolve to the address. trusted: a non-global address (builtin), or a domain whose -domain-category-file category is \"trusted\". unknown otherwise. With both ip and domain the worse verdict wins. list describes the threat list in force (its line counts, junk lines included). The lists are the same for every site.",
+			Do:          router.JSON(s.threatIntel),
+			Errors:      map[int]string{400: "neither ip nor domain, or one of them malformed"}},
+		{Method: http.MethodGet, Path: "/api/v1/enrich", OperationID: "getEnrich", Tag: "alerts", Perm: router.Session,
+			Summary:     "Enrich an address (country, ASN, org, private) and/or a domain (normalised name, registrable domain, category)",
+			Description: "The address goes through the GeoIP layer (never online for non-global addresses); the domain is normalised (IDNA lookup profile) and split with the public suffix list; its category comes from -domain-category-file, the nearest listed parent's.",
+			Do:          router.JSON(s.enrich),
+			Errors:      map[int]string{400: "neither ip nor domain, or one of them malformed"}},
+
 		// History (spec 4.3).
 		{Method: http.MethodGet, Path: "/api/history", OperationID: "getHistory", Tag: "capture", Perm: router.Session,
 			Summary:     "Minute history of the hub's capture: per-minute bytes/s in, out, local and pps, averages and peaks",

@@ -122,6 +122,9 @@ type Deps struct {
 	// not built).
 	AlertStore  AlertStore
 	AlertEngine AlertNotifier
+	// Threats gives the threat list and domain categories
+	// (/api/v1/threatintel, /api/v1/enrich); nil: none.
+	Threats ThreatLists
 }
 
 // SSO is the OpenID Connect login (app/auth/oidc.Provider).

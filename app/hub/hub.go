@@ -233,6 +233,7 @@ func (h *Hub) buildHTTP() error {
 		Alerts:         h.alerts,
 		AlertStore:     h.db,
 		AlertEngine:    h.alerts,
+		Threats:        threatLists{h},
 		Fleet:          h.fleet,
 		CertAgentID:    pki.AgentID,
 		Guard:          h.guard,

@@ -82,24 +82,31 @@ func ParseCategories(r io.Reader) (*Categories, error) {
 
 // Category returns the category of name or of its nearest listed parent.
 func (c *Categories) Category(name string) (string, bool) {
+	cat, _, ok := c.Lookup(name)
+	return cat, ok
+}
+
+// Lookup is Category with the entry (the listed name and its line) that
+// decided.
+func (c *Categories) Lookup(name string) (string, Hit, bool) {
 	if c == nil {
-		return "", false
+		return "", Hit{}, false
 	}
 	n, ok := normalise(name)
 	if !ok {
-		return "", false
+		return "", Hit{}, false
 	}
 	for {
 		if v, ok := c.names[n]; ok {
-			return v.name, true
+			return v.name, Hit{Entry: n, List: c.Path, Line: int(v.line)}, true
 		}
 		i := strings.IndexByte(n, '.')
 		if i < 0 {
-			return "", false
+			return "", Hit{}, false
 		}
 		n = n[i+1:]
 		if strings.IndexByte(n, '.') < 0 {
-			return "", false
+			return "", Hit{}, false
 		}
 	}
 }
