@@ -6,6 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"netmon/agentmode/wire"
+	"netmon/alerting/incident"
 	"netmon/app/api/router"
 )
 
@@ -150,6 +151,27 @@ func (s *Server) routeTable() []router.Route {
 		{Method: http.MethodDelete, Path: "/api/v1/alerts/silences/{id}", OperationID: "deleteAlertSilence", Tag: "alerts", Perm: router.Operate,
 			Summary: "Delete a silence (audited: alert.silence.delete)", Do: router.JSON(s.deleteSilence),
 			Errors: map[int]string{404: "no such silence (or another site's)"}},
+
+		// Incidents (spec 3, 4.10, 6.4).
+		{Method: http.MethodGet, Path: "/api/v1/incidents", OperationID: "listIncidents", Tag: "alerts", Perm: router.Session,
+			Summary:     "Correlated incidents, newest first",
+			Description: "The correlation engine groups an agent's alert events about every 30 s with five deterministic rules: 1 new process + new target or ioc; 2 the same plus a suspicious port (supersedes 1); 3 new target + bandwidth; 4 anomaly + bandwidth; 5 at least 3 suspicious events (port, proc, target, ioc, anomaly). correlation_key is r<rule>|agent<id>; risk 0-100 = the rule's base (60, 85, 50, 45, 40) + 5 per member beyond the rule's minimum + 2 per severity step above 5, capped. One incident per key is open; a repeat raises severity only and keeps the highest risk. " + incident.StateMachine + " A site-bound caller sees its site's incidents only.",
+			Do:          router.JSON(s.listIncidents)},
+		{Method: http.MethodGet, Path: "/api/v1/incidents/{id}", OperationID: "getIncident", Tag: "alerts", Perm: router.Session,
+			Summary: "An incident with its member alert events (oldest first)", Do: router.JSON(s.getIncident),
+			Errors: map[int]string{404: "no such incident (or another site's)"}},
+		{Method: http.MethodPost, Path: "/api/v1/incidents/{id}/ack", OperationID: "ackIncident", Tag: "alerts", Perm: router.Operate,
+			Summary: "Acknowledge an incident (open → ack)", Description: "Audited (incident.ack). " + incident.StateMachine, Do: router.JSON(s.incidentOp("ack")),
+			Errors: map[int]string{404: "no such incident (or another site's)", 409: "the move is not allowed from the incident's state"}},
+		{Method: http.MethodPost, Path: "/api/v1/incidents/{id}/investigate", OperationID: "investigateIncident", Tag: "alerts", Perm: router.Operate,
+			Summary: "Put an incident under investigation (open or ack → investigating)", Description: "Audited (incident.investigate). " + incident.StateMachine, Do: router.JSON(s.incidentOp("investigate")),
+			Errors: map[int]string{404: "no such incident (or another site's)", 409: "the move is not allowed from the incident's state"}},
+		{Method: http.MethodPost, Path: "/api/v1/incidents/{id}/resolve", OperationID: "resolveIncident", Tag: "alerts", Perm: router.Operate,
+			Summary: "Resolve an incident (open, ack or investigating → resolved)", Description: "Audited (incident.resolve). " + incident.StateMachine, Do: router.JSON(s.incidentOp("resolve")),
+			Errors: map[int]string{404: "no such incident (or another site's)", 409: "the move is not allowed from the incident's state"}},
+		{Method: http.MethodPost, Path: "/api/v1/incidents/{id}/close", OperationID: "closeIncident", Tag: "alerts", Perm: router.Operate,
+			Summary: "Close an incident (any state but closed → closed, final)", Description: "Audited (incident.close). " + incident.StateMachine, Do: router.JSON(s.incidentOp("close")),
+			Errors: map[int]string{404: "no such incident (or another site's)", 409: "the move is not allowed from the incident's state"}},
 
 		// Threat intelligence and enrichment (spec 4.10).
 		{Method: http.MethodGet, Path: "/api/v1/threatintel", OperationID: "getThreatIntel", Tag: "alerts", Perm: router.Session,

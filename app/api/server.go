@@ -122,6 +122,9 @@ type Deps struct {
 	// not built).
 	AlertStore  AlertStore
 	AlertEngine AlertNotifier
+	// Incidents reads and moves correlated incidents (*store.DB); nil:
+	// empty list.
+	Incidents IncidentStore
 	// Threats gives the threat list and domain categories
 	// (/api/v1/threatintel, /api/v1/enrich); nil: none.
 	Threats ThreatLists

@@ -55,6 +55,10 @@ const (
 	ActionAlertNote          = "alert.note"           // a note added to an alert event
 	ActionAlertSilenceCreate = "alert.silence.create" //
 	ActionAlertSilenceDelete = "alert.silence.delete" //
+
+	// incident.<op>: an operator moved an incident (ack, investigate,
+	// resolve, close).
+	ActionIncidentPrefix = "incident."
 )
 
 // Request is what the chain records of the HTTP request behind an action.

@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"netmon/alerting"
+	"netmon/alerting/incident"
 	"netmon/collectors/geo/threat"
 	"slices"
 	"strconv"
@@ -80,6 +81,7 @@ type Hub struct {
 	alerts    *alerting.Engine
 	// iocList and categories are the -ioc-file and
 	// -domain-category-file watches (threat.go).
+	incidents  *incident.Correlator
 	iocList    *threat.Watch[*threat.List]
 	categories *threat.Watch[*threat.Categories]
 	api        *api.Server
@@ -138,6 +140,7 @@ func New(ctx context.Context, log *slog.Logger, cfg config.HubConfig, opts ...Op
 	}
 	h.buildThreat()
 	h.buildAlerts()
+	h.buildIncidents()
 	if err := h.buildHTTP(); err != nil {
 		return nil, err
 	}
@@ -234,6 +237,7 @@ func (h *Hub) buildHTTP() error {
 		AlertStore:     h.db,
 		AlertEngine:    h.alerts,
 		Threats:        threatLists{h},
+		Incidents:      h.db,
 		Fleet:          h.fleet,
 		CertAgentID:    pki.AgentID,
 		Guard:          h.guard,
