@@ -173,6 +173,11 @@ func (s *Server) routeTable() []router.Route {
 			Summary: "Close an incident (any state but closed → closed, final)", Description: "Audited (incident.close). " + incident.StateMachine, Do: router.JSON(s.incidentOp("close")),
 			Errors: map[int]string{404: "no such incident (or another site's)", 409: "the move is not allowed from the incident's state"}},
 
+		{Method: http.MethodGet, Path: "/api/v1/health", OperationID: "getNetworkHealth", Tag: "alerts", Perm: router.Session,
+			Summary:     "Network health score 0-100 with each deduction explained (cached 30 s per site scope)",
+			Description: "Deductions: critical_alerts 10 per open alert event of severity 8 or above (at most 40); offline_agents 30 times the share of agents without telemetry within three intervals; capture_error 10 while the hub capture reports an error; kernel_drops 5 from 0.1% and 15 from 1% of packets dropped since the capture started; queue_drops 10 when ingest records (queue, flow collector, agent spools) were dropped since the previous computation. A site-bound caller's alerts and agents are its site's; the capture and the ingest path are the hub's.",
+			Do:          router.JSON(s.networkHealth)},
+
 		// Threat intelligence and enrichment (spec 4.10).
 		{Method: http.MethodGet, Path: "/api/v1/threatintel", OperationID: "getThreatIntel", Tag: "alerts", Perm: router.Session,
 			Summary:     "Reputation of an address and/or a domain: trusted, unknown, suspicious or malicious, with the list and line that decided",

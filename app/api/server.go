@@ -188,6 +188,8 @@ type Server struct {
 	// templates maps gin's path syntax to the table's OpenAPI template,
 	// the route label of the metrics.
 	templates map[string]string
+	// health caches GET /api/v1/health per site scope.
+	health healthCache
 	// bodyTimeouts maps "METHOD ginPath" to a route's own body deadline.
 	bodyTimeouts map[string]time.Duration
 }
