@@ -66,6 +66,8 @@ type Deps struct {
 	// used and the threat list; either nil turns the rule off.
 	Names   NameSource
 	Threats rules.IOCMatcher
+	// Rates feeds the anomaly rule (anomaly_eval.go); nil turns it off.
+	Rates RateSource
 }
 
 // Engine evaluates the rules and keeps the events' lifecycle.
@@ -92,6 +94,10 @@ type Engine struct {
 	buf    []rules.Alert
 	ioc    rules.IOC
 	iocBuf []rules.Alert
+	// baselines and active are the anomaly rule's state
+	// (anomaly_eval.go).
+	baselines map[int64]*baselineCache
+	active    []Deviation
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -184,6 +190,12 @@ func (e *Engine) run(ctx context.Context) {
 	}
 	ioc := time.NewTicker(iocEvery)
 	defer ioc.Stop()
+	anomalyEvery := e.cfg.AnomalyEvery
+	if anomalyEvery <= 0 {
+		anomalyEvery = DefaultConfig().AnomalyEvery
+	}
+	anom := time.NewTicker(anomalyEvery)
+	defer anom.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -194,6 +206,8 @@ func (e *Engine) run(ctx context.Context) {
 			e.EvalInventory(ctx)
 		case <-ioc.C:
 			e.EvalIOC(ctx)
+		case <-anom.C:
+			e.EvalAnomaly(ctx)
 		}
 	}
 }

@@ -17,6 +17,9 @@ type Config struct {
 	// IOCEvery is the cadence of the threat-list rule (ioc); spec 6.3:
 	// about every 30 s.
 	IOCEvery time.Duration
+	// AnomalyEvery is the cadence of the anomaly rule (minute series:
+	// every minute).
+	AnomalyEvery time.Duration
 	// SilenceRefresh is how often silences are re-read from the database
 	// (other hubs sharing it may add some); this hub's own changes apply
 	// at once.
@@ -33,6 +36,7 @@ func DefaultConfig() Config {
 		SnapshotEvery:  time.Second,
 		InventoryEvery: 5 * time.Second,
 		IOCEvery:       30 * time.Second,
+		AnomalyEvery:   time.Minute,
 		SilenceRefresh: 30 * time.Second,
 		TickBuffer:     256,
 	}

@@ -27,6 +27,7 @@ func (h *Hub) buildAlerts() {
 		},
 		Names:   alertNames{h},
 		Threats: iocMatcher{h.iocList},
+		Rates:   alertRates{h},
 	}, h.reg)
 	h.parts.add("alerts", h.alerts.Start, noCtx(h.alerts.Stop))
 }

@@ -95,11 +95,11 @@ var importRules = []struct {
 
 	// 5. Only app/hub and app/api fan in; main.go imports only app/cli,
 	// whose commands are built over the services they run.
-	{"app/api", []string{"agentmode/wire", "alerting", "alerting/incident", "app/audit", "app/auth", "app/auth/oidc", "app/errs", "app/fleet", "app/history", "app/httpguard", "app/logging", "app/procview", "app/version",
+	{"app/api", []string{"agentmode/wire", "alerting", "alerting/anomaly", "alerting/incident", "app/audit", "app/auth", "app/auth/oidc", "app/errs", "app/fleet", "app/history", "app/httpguard", "app/logging", "app/procview", "app/version",
 		"app/api/router", "capture", "capture/pcaprec", "capture/proc", "collectors/geo", "collectors/geo/threat", "store", "store/record", "ui"}},
 	// The route machinery: the table's row type, adapters, binding, OpenAPI.
 	{"app/api/router", []string{"app/errs"}},
-	{"app/hub", []string{"alerting", "alerting/incident", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/version",
+	{"app/hub", []string{"alerting", "alerting/anomaly", "alerting/incident", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/version",
 		"capture", "capture/pcaprec", "capture/proc", "collectors/flows", "collectors/flows/netflow", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
 	// The configuration composes the components' own Config structs.
 	{"app/config", []string{"agentmode", "alerting", "agentmode/collect", "app/auth", "app/auth/oidc", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/logging", "capture", "capture/pcaprec", "collectors/flows", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
