@@ -178,6 +178,16 @@ func (s *Server) routeTable() []router.Route {
 			Description: "Deductions: critical_alerts 10 per open alert event of severity 8 or above (at most 40); offline_agents 30 times the share of agents without telemetry within three intervals; capture_error 10 while the hub capture reports an error; kernel_drops 5 from 0.1% and 15 from 1% of packets dropped since the capture started; queue_drops 10 when ingest records (queue, flow collector, agent spools) were dropped since the previous computation. A site-bound caller's alerts and agents are its site's; the capture and the ingest path are the hub's.",
 			Do:          router.JSON(s.networkHealth)},
 
+		{Method: http.MethodGet, Path: "/api/v1/anomaly/baseline", OperationID: "getAnomalyBaseline", Tag: "alerts", Perm: router.Session,
+			Summary:     "Seasonal expected band (mean ± sensitivity·sd by hour of day, UTC, over 7 days) and the actual series of a traffic metric",
+			Description: "agent_id 0 is the hub capture (traffic_minutes); an agent's series is its interface traffic averaged per minute. A band built from fewer than min_samples minutes is not judged (judged false). The window being judged (the last window_min minutes) is left out of the bands. Another site's agent (or the hub capture for a site-bound caller): 404.",
+			Do:          router.JSON(s.anomalyBaseline),
+			Errors:      map[int]string{404: "no such agent (or another site's)"}},
+		{Method: http.MethodGet, Path: "/api/v1/anomaly/active", OperationID: "listActiveAnomalies", Tag: "alerts", Perm: router.Session,
+			Summary:     "Current deviations: series whose last window's |z| reaches the sensitivity, as of the last evaluation (every minute)",
+			Description: "Each carries the band it was judged against and the message of its anomaly alert. A site-bound caller sees its site's agents only.",
+			Do:          router.JSON(s.anomalyActive)},
+
 		// Threat intelligence and enrichment (spec 4.10).
 		{Method: http.MethodGet, Path: "/api/v1/threatintel", OperationID: "getThreatIntel", Tag: "alerts", Perm: router.Session,
 			Summary:     "Reputation of an address and/or a domain: trusted, unknown, suspicious or malicious, with the list and line that decided",

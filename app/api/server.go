@@ -125,6 +125,10 @@ type Deps struct {
 	// Incidents reads and moves correlated incidents (*store.DB); nil:
 	// empty list.
 	Incidents IncidentStore
+	// Anomalies is the engine's anomaly side and Rates the traffic
+	// minutes its bands come from (nil: empty answers).
+	Anomalies AnomalyEngine
+	Rates     RateStore
 	// Threats gives the threat list and domain categories
 	// (/api/v1/threatintel, /api/v1/enrich); nil: none.
 	Threats ThreatLists

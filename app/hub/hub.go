@@ -238,6 +238,8 @@ func (h *Hub) buildHTTP() error {
 		AlertEngine:    h.alerts,
 		Threats:        threatLists{h},
 		Incidents:      h.db,
+		Anomalies:      h.alerts,
+		Rates:          h.db,
 		Fleet:          h.fleet,
 		CertAgentID:    pki.AgentID,
 		Guard:          h.guard,
