@@ -39,6 +39,8 @@ func TestHubFlagsBindOneFieldEach(t *testing.T) {
 		{"record-max-mb", "Record.MaxBytes", "100"},
 		{"geoip-dir", "Geo.Dir", "geoip"},
 		{"ip-online-lookup", "Geo.Online", "true"},
+		{"ioc-file", "Threat.IOCFile", ""},
+		{"domain-category-file", "Threat.CategoryFile", ""},
 		{"flow-port", "Flows.Addr", "0"},
 		{"sflow-port", "Flows.SFlowAddr", "0"},
 		{"syslog-port", "Syslog.Addr", "0"},

@@ -16,20 +16,30 @@ const benchDomains = 1_000_000
 
 var (
 	benchOnce sync.Once
+	benchDir  string
 	benchPath string
 	benchErr  error
 )
+
+// TestMain removes the generated list after the run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchDir != "" {
+		_ = os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}
 
 // benchFile writes a million-domain list once per run, in the three
 // formats mixed (a third each), with distinct names of real-world length.
 func benchFile(b *testing.B) string {
 	benchOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "threatbench")
-		if err != nil {
+		var err error
+		if benchDir, err = os.MkdirTemp("", "threatbench"); err != nil {
 			benchErr = err
 			return
 		}
-		benchPath = filepath.Join(dir, "ioc.txt")
+		benchPath = filepath.Join(benchDir, "ioc.txt")
 		f, err := os.Create(benchPath)
 		if err != nil {
 			benchErr = err
