@@ -25,6 +25,8 @@ export const routes: RouteRecordRaw[] = [
   { path: '/agents/:id(\\d+)', name: 'agent', component: () => import('./views/AgentDetailView.vue'), meta: { title: 'Agent', perm: 'view' } },
   { path: '/hosts/:ip', name: 'host', component: () => import('./views/HostView.vue'), meta: { title: 'Host', perm: 'view' } },
   { path: '/flows', name: 'flows', component: () => import('./views/FlowsView.vue'), meta: { title: 'Flows', perm: 'view' } },
+  { path: '/alerts', name: 'alerts', component: () => import('./views/AlertsView.vue'), meta: { title: 'Alerts', perm: 'view' } },
+  { path: '/incidents', name: 'incidents', component: () => import('./views/IncidentsView.vue'), meta: { title: 'Incidents', perm: 'view' } },
   { path: '/syslog', name: 'syslog', component: () => import('./views/SyslogView.vue'), meta: { title: 'Syslog', perm: 'view' } },
   { path: '/admin', redirect: '/admin/users' },
   { path: '/admin/users', name: 'users', component: () => import('./views/admin/UsersView.vue'), meta: { title: 'Users', perm: 'admin' } },

@@ -88,3 +88,10 @@ export type HostInfo = S['EndpointInfo']
 export type ConversationDetail = S['ConversationDetail']
 export type FlowEvent = S['StoreEvent']
 export type EventPage = S['EventPage']
+
+// Alerting (issue 18).
+export type AlertRecord = S['RecordAlertEvent']
+export type AlertEventPage = S['AlertEventPage']
+export type Incident = S['RecordIncident']
+export type IncidentDetail = S['IncidentDetail']
+export type NetworkHealth = S['NetworkHealth']
