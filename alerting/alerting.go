@@ -62,6 +62,12 @@ type Deps struct {
 	Settings func(ctx context.Context) (Settings, error)
 	// Now is the clock (time.Now when nil); tests inject theirs.
 	Now func() time.Time
+	// Names and Threats feed the ioc rule (ioc.go): the names hosts
+	// used and the threat list; either nil turns the rule off.
+	Names   NameSource
+	Threats rules.IOCMatcher
+	// Rates feeds the anomaly rule (anomaly_eval.go); nil turns it off.
+	Rates RateSource
 	// Sink receives every new stored event for delivery (alerting/notify);
 	// nil: none. Offer must not block: the engine never waits on delivery.
 	Sink EventSink
@@ -96,6 +102,12 @@ type Engine struct {
 	target rules.Target
 	iface  rules.Iface
 	buf    []rules.Alert
+	ioc    rules.IOC
+	iocBuf []rules.Alert
+	// baselines and active are the anomaly rule's state
+	// (anomaly_eval.go).
+	baselines map[int64]*baselineCache
+	active    []Deviation
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -182,6 +194,18 @@ func (e *Engine) run(ctx context.Context) {
 	defer fast.Stop()
 	slow := time.NewTicker(e.cfg.InventoryEvery)
 	defer slow.Stop()
+	iocEvery := e.cfg.IOCEvery
+	if iocEvery <= 0 {
+		iocEvery = DefaultConfig().IOCEvery
+	}
+	ioc := time.NewTicker(iocEvery)
+	defer ioc.Stop()
+	anomalyEvery := e.cfg.AnomalyEvery
+	if anomalyEvery <= 0 {
+		anomalyEvery = DefaultConfig().AnomalyEvery
+	}
+	anom := time.NewTicker(anomalyEvery)
+	defer anom.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -190,6 +214,10 @@ func (e *Engine) run(ctx context.Context) {
 			e.EvalSnapshot(ctx)
 		case <-slow.C:
 			e.EvalInventory(ctx)
+		case <-ioc.C:
+			e.EvalIOC(ctx)
+		case <-anom.C:
+			e.EvalAnomaly(ctx)
 		}
 	}
 }

@@ -14,6 +14,12 @@ type Config struct {
 	// InventoryEvery is the cadence of the connection and interface rules
 	// (port, proc, iface_util); spec 6.3: every 5 seconds.
 	InventoryEvery time.Duration
+	// IOCEvery is the cadence of the threat-list rule (ioc); spec 6.3:
+	// about every 30 s.
+	IOCEvery time.Duration
+	// AnomalyEvery is the cadence of the anomaly rule (minute series:
+	// every minute).
+	AnomalyEvery time.Duration
 	// SilenceRefresh is how often silences are re-read from the database
 	// (other hubs sharing it may add some); this hub's own changes apply
 	// at once.
@@ -29,6 +35,8 @@ func DefaultConfig() Config {
 		Enabled:        true,
 		SnapshotEvery:  time.Second,
 		InventoryEvery: 5 * time.Second,
+		IOCEvery:       30 * time.Second,
+		AnomalyEvery:   time.Minute,
 		SilenceRefresh: 30 * time.Second,
 		TickBuffer:     256,
 	}

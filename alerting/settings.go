@@ -28,9 +28,9 @@ type Settings struct {
 	NewProc NewProcRule `json:"new_proc"`
 	// NewTarget is the target rule.
 	NewTarget NewTargetRule `json:"new_target"`
-	// Anomaly is the seasonal baseline rule (not evaluated yet).
+	// Anomaly is the seasonal baseline rule (alerting/anomaly; every minute).
 	Anomaly AnomalyRule `json:"anomaly"`
-	// IOC is the threat-list rule (not evaluated yet).
+	// IOC is the threat-list rule (-ioc-file; about every 30 s).
 	IOC IOCRule `json:"ioc"`
 	// Iface is the iface_util rule.
 	Iface IfaceRule `json:"iface"`

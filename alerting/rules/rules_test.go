@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -154,5 +155,57 @@ func TestIface(t *testing.T) {
 		if got != st.want {
 			t.Errorf("%s: got %q, want %q", st.desc, got, st.want)
 		}
+	}
+}
+
+type listMatcher struct {
+	gen   int64
+	names map[string]int
+}
+
+func (m *listMatcher) MatchName(n string) (IOCHit, bool) {
+	for {
+		if line, ok := m.names[n]; ok {
+			return IOCHit{Entry: n, List: "ioc.txt", Line: line}, true
+		}
+		i := strings.IndexByte(n, '.')
+		if i < 0 {
+			return IOCHit{}, false
+		}
+		n = n[i+1:]
+	}
+}
+
+func (m *listMatcher) Generation() int64 { return m.gen }
+
+// TestIOC: a listed name (or subdomain) raises once per new report, keyed
+// <agent>|<name>; a reload judges seen names again.
+func TestIOC(t *testing.T) {
+	m := &listMatcher{gen: 1, names: map[string]int{"evil.test": 3}}
+	var r IOC
+	names := []Name{
+		{AgentID: 7, Site: "a", Name: "x.evil.test", Source: "dns", TS: 60},
+		{AgentID: 7, Site: "a", Name: "clean.example", Source: "tls", TS: 60},
+		{AgentID: 0, Name: "evil.test", Source: "dns", TS: 2},
+	}
+	got := r.Eval(names, m, nil)
+	want := []Alert{
+		{Kind: "ioc", Key: "7|x.evil.test", Severity: 8, Site: "a", AgentID: 7, Message: `agent 7 saw DNS name "x.evil.test": listed as evil.test in ioc.txt line 3`},
+		{Kind: "ioc", Key: "0|evil.test", Severity: 8, Message: `the hub capture saw DNS name "evil.test": listed as evil.test in ioc.txt line 3`},
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Fatalf("first cycle (-got, +want):\n%s", diff)
+	}
+	if got := r.Eval(names, m, nil); len(got) != 0 {
+		t.Fatalf("the same reports raised again: %+v", got)
+	}
+	names[0].TS = 120
+	if got := r.Eval(names, m, nil); len(got) != 1 || got[0].Key != "7|x.evil.test" {
+		t.Fatalf("a new report: %+v", got)
+	}
+	m.names["clean.example"], m.gen = 9, 2
+	got = r.Eval(names, m, nil)
+	if len(got) != 3 || got[1].Key != "7|clean.example" || got[1].Message != `agent 7 saw TLS SNI "clean.example": listed as clean.example in ioc.txt line 9` {
+		t.Fatalf("after a reload: %+v", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"netmon/agentmode/wire"
+	"netmon/alerting/incident"
 	"netmon/app/api/router"
 )
 
@@ -207,6 +208,53 @@ func (s *Server) routeTable() []router.Route {
 			Summary:     "The delivery log, newest first: one row per event and channel",
 			Description: "status pending (retried with backoff), delivered or failed (permanent error, or retries exhausted); attempts; error is the last failure without secrets or the remote body. route is the rule that chose the channel (empty: the default). Counters: netmon_notify_routed_total{channel} = delivered + failed + pending.",
 			Do:          router.JSON(s.deliveries), Errors: map[int]string{403: "a site-bound identity"}},
+		// Incidents (spec 3, 4.10, 6.4).
+		{Method: http.MethodGet, Path: "/api/v1/incidents", OperationID: "listIncidents", Tag: "alerts", Perm: router.Session,
+			Summary:     "Correlated incidents, newest first",
+			Description: "The correlation engine groups an agent's alert events about every 30 s with five deterministic rules: 1 new process + new target or ioc; 2 the same plus a suspicious port (supersedes 1); 3 new target + bandwidth; 4 anomaly + bandwidth; 5 at least 3 suspicious events (port, proc, target, ioc, anomaly). correlation_key is r<rule>|agent<id>; risk 0-100 = the rule's base (60, 85, 50, 45, 40) + 5 per member beyond the rule's minimum + 2 per severity step above 5, capped. One incident per key is open; a repeat raises severity only and keeps the highest risk. " + incident.StateMachine + " A site-bound caller sees its site's incidents only.",
+			Do:          router.JSON(s.listIncidents)},
+		{Method: http.MethodGet, Path: "/api/v1/incidents/{id}", OperationID: "getIncident", Tag: "alerts", Perm: router.Session,
+			Summary: "An incident with its member alert events (oldest first)", Do: router.JSON(s.getIncident),
+			Errors: map[int]string{404: "no such incident (or another site's)"}},
+		{Method: http.MethodPost, Path: "/api/v1/incidents/{id}/ack", OperationID: "ackIncident", Tag: "alerts", Perm: router.Operate,
+			Summary: "Acknowledge an incident (open → ack)", Description: "Audited (incident.ack). " + incident.StateMachine, Do: router.JSON(s.incidentOp("ack")),
+			Errors: map[int]string{404: "no such incident (or another site's)", 409: "the move is not allowed from the incident's state"}},
+		{Method: http.MethodPost, Path: "/api/v1/incidents/{id}/investigate", OperationID: "investigateIncident", Tag: "alerts", Perm: router.Operate,
+			Summary: "Put an incident under investigation (open or ack → investigating)", Description: "Audited (incident.investigate). " + incident.StateMachine, Do: router.JSON(s.incidentOp("investigate")),
+			Errors: map[int]string{404: "no such incident (or another site's)", 409: "the move is not allowed from the incident's state"}},
+		{Method: http.MethodPost, Path: "/api/v1/incidents/{id}/resolve", OperationID: "resolveIncident", Tag: "alerts", Perm: router.Operate,
+			Summary: "Resolve an incident (open, ack or investigating → resolved)", Description: "Audited (incident.resolve). " + incident.StateMachine, Do: router.JSON(s.incidentOp("resolve")),
+			Errors: map[int]string{404: "no such incident (or another site's)", 409: "the move is not allowed from the incident's state"}},
+		{Method: http.MethodPost, Path: "/api/v1/incidents/{id}/close", OperationID: "closeIncident", Tag: "alerts", Perm: router.Operate,
+			Summary: "Close an incident (any state but closed → closed, final)", Description: "Audited (incident.close). " + incident.StateMachine, Do: router.JSON(s.incidentOp("close")),
+			Errors: map[int]string{404: "no such incident (or another site's)", 409: "the move is not allowed from the incident's state"}},
+
+		{Method: http.MethodGet, Path: "/api/v1/health", OperationID: "getNetworkHealth", Tag: "alerts", Perm: router.Session,
+			Summary:     "Network health score 0-100 with each deduction explained (cached 30 s per site scope)",
+			Description: "Deductions: critical_alerts 10 per open alert event of severity 8 or above (at most 40); offline_agents 30 times the share of agents without telemetry within three intervals; capture_error 10 while the hub capture reports an error; kernel_drops 5 from 0.1% and 15 from 1% of packets dropped since the capture started; queue_drops 10 when ingest records (queue, flow collector, agent spools) were dropped since the previous computation. A site-bound caller's alerts and agents are its site's; the capture and the ingest path are the hub's.",
+			Do:          router.JSON(s.networkHealth)},
+
+		{Method: http.MethodGet, Path: "/api/v1/anomaly/baseline", OperationID: "getAnomalyBaseline", Tag: "alerts", Perm: router.Session,
+			Summary:     "Seasonal expected band (mean ± sensitivity·sd by hour of day, UTC, over 7 days) and the actual series of a traffic metric",
+			Description: "agent_id 0 is the hub capture (traffic_minutes); an agent's series is its interface traffic averaged per minute. A band built from fewer than min_samples minutes is not judged (judged false). The window being judged (the last window_min minutes) is left out of the bands. Another site's agent (or the hub capture for a site-bound caller): 404.",
+			Do:          router.JSON(s.anomalyBaseline),
+			Errors:      map[int]string{404: "no such agent (or another site's)"}},
+		{Method: http.MethodGet, Path: "/api/v1/anomaly/active", OperationID: "listActiveAnomalies", Tag: "alerts", Perm: router.Session,
+			Summary:     "Current deviations: series whose last window's |z| reaches the sensitivity, as of the last evaluation (every minute)",
+			Description: "Each carries the band it was judged against and the message of its anomaly alert. A site-bound caller sees its site's agents only.",
+			Do:          router.JSON(s.anomalyActive)},
+
+		// Threat intelligence and enrichment (spec 4.10).
+		{Method: http.MethodGet, Path: "/api/v1/threatintel", OperationID: "getThreatIntel", Tag: "alerts", Perm: router.Session,
+			Summary:     "Reputation of an address and/or a domain: trusted, unknown, suspicious or malicious, with the list and line that decided",
+			Description: "malicious: the domain or one of its parents, or the address, is on the -ioc-file list. suspicious: the hub capture saw a listed domain resolve to the address. trusted: a non-global address (builtin), or a domain whose -domain-category-file category is \"trusted\". unknown otherwise. With both ip and domain the worse verdict wins. list describes the threat list in force (its line counts, junk lines included). The lists are the same for every site.",
+			Do:          router.JSON(s.threatIntel),
+			Errors:      map[int]string{400: "neither ip nor domain, or one of them malformed"}},
+		{Method: http.MethodGet, Path: "/api/v1/enrich", OperationID: "getEnrich", Tag: "alerts", Perm: router.Session,
+			Summary:     "Enrich an address (country, ASN, org, private) and/or a domain (normalised name, registrable domain, category)",
+			Description: "The address goes through the GeoIP layer (never online for non-global addresses); the domain is normalised (IDNA lookup profile) and split with the public suffix list; its category comes from -domain-category-file, the nearest listed parent's.",
+			Do:          router.JSON(s.enrich),
+			Errors:      map[int]string{400: "neither ip nor domain, or one of them malformed"}},
 
 		// History (spec 4.3).
 		{Method: http.MethodGet, Path: "/api/history", OperationID: "getHistory", Tag: "capture", Perm: router.Session,

@@ -145,6 +145,16 @@ type Deps struct {
 	Topology     TopologyBuilder
 	// FirewallProber probes firewall REST devices (nil: 503).
 	FirewallProber FirewallProber
+	// Incidents reads and moves correlated incidents (*store.DB); nil:
+	// empty list.
+	Incidents IncidentStore
+	// Anomalies is the engine's anomaly side and Rates the traffic
+	// minutes its bands come from (nil: empty answers).
+	Anomalies AnomalyEngine
+	Rates     RateStore
+	// Threats gives the threat list and domain categories
+	// (/api/v1/threatintel, /api/v1/enrich); nil: none.
+	Threats ThreatLists
 }
 
 // SSO is the OpenID Connect login (app/auth/oidc.Provider).
@@ -205,6 +215,8 @@ type Server struct {
 	// templates maps gin's path syntax to the table's OpenAPI template,
 	// the route label of the metrics.
 	templates map[string]string
+	// health caches GET /api/v1/health per site scope.
+	health healthCache
 	// bodyTimeouts maps "METHOD ginPath" to a route's own body deadline.
 	bodyTimeouts map[string]time.Duration
 }

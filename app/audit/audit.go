@@ -68,6 +68,10 @@ const (
 	ActionDeviceCreate = "device.create" // credentials never in the record
 	ActionDeviceDelete = "device.delete" // with its samples
 	ActionUplinkSet    = "uplink.set"    // a manual topology uplink of an agent or device
+
+	// incident.<op>: an operator moved an incident (ack, investigate,
+	// resolve, close).
+	ActionIncidentPrefix = "incident."
 )
 
 // Request is what the chain records of the HTTP request behind an action.

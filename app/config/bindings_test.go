@@ -46,6 +46,8 @@ func TestHubFlagsBindOneFieldEach(t *testing.T) {
 		{"geoip-dir", "Geo.Dir", "geoip"},
 		{"ip-online-lookup", "Geo.Online", "true"},
 		{"outbound-allow", "Outbound.Allow", "[]"},
+		{"ioc-file", "Threat.IOCFile", ""},
+		{"domain-category-file", "Threat.CategoryFile", ""},
 		{"flow-port", "Flows.Addr", "0"},
 		{"sflow-port", "Flows.SFlowAddr", "0"},
 		{"syslog-port", "Syslog.Addr", "0"},

@@ -42,6 +42,7 @@ import (
 	"netmon/capture/pcaprec"
 	"netmon/collectors/flows"
 	"netmon/collectors/geo"
+	"netmon/collectors/geo/threat"
 	"netmon/collectors/snmp"
 	"netmon/collectors/syslog"
 	"netmon/store"
@@ -103,6 +104,9 @@ type HubConfig struct {
 	Compliance compliance.Config
 	// SNMP is the device poller (-poller, -devpoll-concurrency).
 	SNMP snmp.Config
+	// Threat is the threat list and the domain categories (-ioc-file,
+	// -domain-category-file).
+	Threat threat.Config
 }
 
 // Server holds the settings of the hub process itself, which belong to
@@ -158,6 +162,7 @@ func DefaultHubConfig() HubConfig {
 		Alerts:     alerting.DefaultConfig(),
 		Compliance: compliance.DefaultConfig(),
 		SNMP:       snmp.DefaultConfig(),
+		Threat:     threat.DefaultConfig(),
 	}
 }
 
@@ -257,6 +262,8 @@ func (c *HubConfig) ResolvePaths() error {
 	under(&c.Vault.File)
 	under(&c.Record.Dir)
 	under(&c.Geo.Dir)
+	under(&c.Threat.IOCFile)
+	under(&c.Threat.CategoryFile)
 	under(&c.TLS.Dir)
 	under(&c.TLS.CertFile)
 	under(&c.TLS.KeyFile)

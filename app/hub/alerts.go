@@ -28,6 +28,9 @@ func (h *Hub) buildAlerts() {
 			return api.LoadAlertSettings(ctx, h.db, h.vault)
 		},
 		Sink: h.notifier,
+		Names:   alertNames{h},
+		Threats: iocMatcher{h.iocList},
+		Rates:   alertRates{h},
 	}, h.reg)
 	h.parts.add("alerts", h.alerts.Start, noCtx(h.alerts.Stop))
 }

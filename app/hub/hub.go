@@ -18,7 +18,9 @@ import (
 	"net"
 	"net/http"
 	"netmon/alerting"
+	"netmon/alerting/incident"
 	"netmon/alerting/notify"
+	"netmon/collectors/geo/threat"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,8 +88,13 @@ type Hub struct {
 	alerts    *alerting.Engine
 	poller    *snmp.Poller
 	topology  *topology.Service
-	api       *api.Server
-	srv       *http.Server
+	// iocList and categories are the -ioc-file and
+	// -domain-category-file watches (threat.go).
+	incidents  *incident.Correlator
+	iocList    *threat.Watch[*threat.List]
+	categories *threat.Watch[*threat.Categories]
+	api        *api.Server
+	srv        *http.Server
 
 	// ingest is the sink producers write into: the queue, teed into the
 	// compliance log when -compliance is on.
@@ -146,8 +153,10 @@ func New(ctx context.Context, log *slog.Logger, cfg config.HubConfig, opts ...Op
 	if err := h.buildFleet(ctx); err != nil {
 		return nil, err
 	}
+	h.buildThreat()
 	h.buildAlerts()
 	h.buildDevices()
+	h.buildIncidents()
 	if err := h.buildHTTP(); err != nil {
 		return nil, err
 	}
@@ -250,6 +259,10 @@ func (h *Hub) buildHTTP() error {
 		DevicePoller:   h.poller,
 		Topology:       h.topology,
 		FirewallProber: fwProber{guard: h.netGuard},
+		Threats:        threatLists{h},
+		Incidents:      h.db,
+		Anomalies:      h.alerts,
+		Rates:          h.db,
 		Fleet:          h.fleet,
 		CertAgentID:    pki.AgentID,
 		Guard:          h.guard,

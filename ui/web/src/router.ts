@@ -28,6 +28,8 @@ export const routes: RouteRecordRaw[] = [
   { path: '/events', name: 'events', component: () => import('./views/EventsView.vue'), meta: { title: 'Events', perm: 'view' } },
   { path: '/topology', name: 'topology', component: () => import('./views/TopologyView.vue'), meta: { title: 'Topology', perm: 'view' } },
   { path: '/devices', name: 'devices', component: () => import('./views/DevicesView.vue'), meta: { title: 'Devices', perm: 'view' } },
+  { path: '/alerts', name: 'alerts', component: () => import('./views/AlertsView.vue'), meta: { title: 'Alerts', perm: 'view' } },
+  { path: '/incidents', name: 'incidents', component: () => import('./views/IncidentsView.vue'), meta: { title: 'Incidents', perm: 'view' } },
   { path: '/syslog', name: 'syslog', component: () => import('./views/SyslogView.vue'), meta: { title: 'Syslog', perm: 'view' } },
   { path: '/compliance', name: 'compliance', component: () => import('./views/ComplianceView.vue'), meta: { title: 'Compliance', perm: 'view' } },
   { path: '/admin', redirect: '/admin/users' },

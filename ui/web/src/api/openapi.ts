@@ -783,6 +783,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/anomaly/active": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Current deviations: series whose last window's |z| reaches the sensitivity, as of the last evaluation (every minute)
+         * @description Each carries the band it was judged against and the message of its anomaly alert. A site-bound caller sees its site's agents only.
+         */
+        get: operations["listActiveAnomalies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/anomaly/baseline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Seasonal expected band (mean ± sensitivity·sd by hour of day, UTC, over 7 days) and the actual series of a traffic metric
+         * @description agent_id 0 is the hub capture (traffic_minutes); an agent's series is its interface traffic averaged per minute. A band built from fewer than min_samples minutes is not judged (judged false). The window being judged (the last window_min minutes) is left out of the bands. Another site's agent (or the hub capture for a site-bound caller): 404.
+         */
+        get: operations["getAnomalyBaseline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/audit": {
         parameters: {
             query?: never;
@@ -1073,6 +1113,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/enrich": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Enrich an address (country, ASN, org, private) and/or a domain (normalised name, registrable domain, category)
+         * @description The address goes through the GeoIP layer (never online for non-global addresses); the domain is normalised (IDNA lookup profile) and split with the public suffix list; its category comes from -domain-category-file, the nearest listed parent's.
+         */
+        get: operations["getEnrich"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/enroll-tokens": {
         parameters: {
             query?: never;
@@ -1268,6 +1328,143 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Network health score 0-100 with each deduction explained (cached 30 s per site scope)
+         * @description Deductions: critical_alerts 10 per open alert event of severity 8 or above (at most 40); offline_agents 30 times the share of agents without telemetry within three intervals; capture_error 10 while the hub capture reports an error; kernel_drops 5 from 0.1% and 15 from 1% of packets dropped since the capture started; queue_drops 10 when ingest records (queue, flow collector, agent spools) were dropped since the previous computation. A site-bound caller's alerts and agents are its site's; the capture and the ingest path are the hub's.
+         */
+        get: operations["getNetworkHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/incidents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Correlated incidents, newest first
+         * @description The correlation engine groups an agent's alert events about every 30 s with five deterministic rules: 1 new process + new target or ioc; 2 the same plus a suspicious port (supersedes 1); 3 new target + bandwidth; 4 anomaly + bandwidth; 5 at least 3 suspicious events (port, proc, target, ioc, anomaly). correlation_key is r<rule>|agent<id>; risk 0-100 = the rule's base (60, 85, 50, 45, 40) + 5 per member beyond the rule's minimum + 2 per severity step above 5, capped. One incident per key is open; a repeat raises severity only and keeps the highest risk. States: open, ack, investigating (these three are open: one per correlation key), resolved, closed (final). ack: open → ack. investigate: open or ack → investigating. resolve: open, ack or investigating → resolved. close: any state but closed → closed. Any other move is 409. A resolved or closed incident is never reopened: the key's next correlation opens a new incident. A site-bound caller sees its site's incidents only.
+         */
+        get: operations["listIncidents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/incidents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An incident with its member alert events (oldest first) */
+        get: operations["getIncident"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/incidents/{id}/ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acknowledge an incident (open → ack)
+         * @description Audited (incident.ack). States: open, ack, investigating (these three are open: one per correlation key), resolved, closed (final). ack: open → ack. investigate: open or ack → investigating. resolve: open, ack or investigating → resolved. close: any state but closed → closed. Any other move is 409. A resolved or closed incident is never reopened: the key's next correlation opens a new incident.
+         */
+        post: operations["ackIncident"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/incidents/{id}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close an incident (any state but closed → closed, final)
+         * @description Audited (incident.close). States: open, ack, investigating (these three are open: one per correlation key), resolved, closed (final). ack: open → ack. investigate: open or ack → investigating. resolve: open, ack or investigating → resolved. close: any state but closed → closed. Any other move is 409. A resolved or closed incident is never reopened: the key's next correlation opens a new incident.
+         */
+        post: operations["closeIncident"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/incidents/{id}/investigate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put an incident under investigation (open or ack → investigating)
+         * @description Audited (incident.investigate). States: open, ack, investigating (these three are open: one per correlation key), resolved, closed (final). ack: open → ack. investigate: open or ack → investigating. resolve: open, ack or investigating → resolved. close: any state but closed → closed. Any other move is 409. A resolved or closed incident is never reopened: the key's next correlation opens a new incident.
+         */
+        post: operations["investigateIncident"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/incidents/{id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve an incident (open, ack or investigating → resolved)
+         * @description Audited (incident.resolve). States: open, ack, investigating (these three are open: one per correlation key), resolved, closed (final). ack: open → ack. investigate: open or ack → investigating. resolve: open, ack or investigating → resolved. close: any state but closed → closed. Any other move is 409. A resolved or closed incident is never reopened: the key's next correlation opens a new incident.
+         */
+        post: operations["resolveIncident"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/isms/soa/controls": {
         parameters: {
             query?: never;
@@ -1372,6 +1569,26 @@ export interface paths {
         };
         /** Newest syslog events */
         get: operations["listSyslog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/threatintel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reputation of an address and/or a domain: trusted, unknown, suspicious or malicious, with the list and line that decided
+         * @description malicious: the domain or one of its parents, or the address, is on the -ioc-file list. suspicious: the hub capture saw a listed domain resolve to the address. trusted: a non-global address (builtin), or a domain whose -domain-category-file category is "trusted". unknown otherwise. With both ip and domain the worse verdict wins. list describes the threat list in force (its line counts, junk lines included). The lists are the same for every site.
+         */
+        get: operations["getThreatIntel"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1626,6 +1843,22 @@ export interface components {
             out_mbps: number;
             seconds: number;
         };
+        AlertingDeviation: {
+            agent_id: number;
+            site: string;
+            /** @enum {string} */
+            metric: "in" | "out";
+            value_bps: number;
+            z: number;
+            mean_bps: number;
+            sd_bps: number;
+            samples: number;
+            hour_utc: number;
+            crit: boolean;
+            message: string;
+            ts: number;
+            severity: number;
+        };
         AlertingFWVendorRule: {
             vpn_down: boolean;
             sdwan_latency_ms: number;
@@ -1701,6 +1934,18 @@ export interface components {
             correlate_window_sec: number;
             notifiers: components["schemas"]["AlertingNotifiers"];
         };
+        AnomalyBaseline: {
+            agent_id: number;
+            metric: string;
+            /** @enum {string} */
+            unit: "bit/s";
+            sensitivity: number;
+            min_samples: number;
+            /** @description the 24 hour-of-day bands (UTC) */
+            bands: components["schemas"]["BandView"][];
+            /** @description each minute of the window with its band */
+            points: components["schemas"]["BaselinePoint"][];
+        };
         AuthErrorBody: {
             /** @enum {string} */
             error: "oturum gerekli";
@@ -1765,6 +2010,22 @@ export interface components {
             site: string;
             enabled: boolean;
             sso: boolean;
+        };
+        BandView: {
+            hour_utc: number;
+            mean: number;
+            sd: number;
+            samples: number;
+            lower: number;
+            upper: number;
+            judged: boolean;
+        };
+        BaselinePoint: {
+            ts: number;
+            actual: number;
+            mean: number;
+            lower: number;
+            upper: number;
         };
         CaptureBucket: {
             ts: number;
@@ -1905,6 +2166,20 @@ export interface components {
             dst: components["schemas"]["EndpointInfo"];
             flows: components["schemas"]["StoreFlowRow"][];
         };
+        Decision: {
+            /** @enum {string} */
+            source: "ioc_list" | "category_list" | "capture_dns" | "builtin";
+            subject: string;
+            entry: string;
+            list?: string;
+            line: number;
+        };
+        Deduction: {
+            /** @enum {string} */
+            reason: "critical_alerts" | "offline_agents" | "kernel_drops" | "capture_error" | "queue_drops";
+            points: number;
+            detail: string;
+        };
         DeviceCreate: {
             name: string;
             /** @description address[:port] (161 by default); empty = an unmanaged topology node */
@@ -1964,6 +2239,28 @@ export interface components {
             country: string;
             asn: string;
             private: boolean;
+        };
+        Enrichment: {
+            ip?: string;
+            /** @description ISO 3166-1 alpha-2 from the GeoIP layer; empty when unknown */
+            country?: string;
+            /** @description e.g. AS15169 */
+            asn?: string;
+            /** @description the AS organisation (mmdb source only) */
+            org?: string;
+            /** @description true for addresses that are not globally routable (RFC 1918, loopback, link-local, ULA, CGNAT, documentation...); they are never looked up */
+            private: boolean;
+            geo_source?: string;
+            /** @description as given */
+            domain?: string;
+            /** @description lower case, no trailing dot, IDN as punycode (IDNA2008 lookup profile) */
+            normalised?: string;
+            /** @description eTLD+1 from the public suffix list (golang.org/x/net/publicsuffix); empty when the name is itself a public suffix */
+            registrable?: string;
+            public_suffix?: string;
+            icann?: boolean;
+            /** @description from -domain-category-file (the nearest listed parent's); empty when none */
+            category?: string;
         };
         ErrorBody: {
             /** @description what went wrong in words a user can act on */
@@ -2142,10 +2439,39 @@ export interface components {
             risk?: components["schemas"]["ComplianceRisk"];
             soa?: components["schemas"]["ComplianceSoAEntry"];
         };
+        IncidentDetail: {
+            id: number;
+            correlation_key: string;
+            rule: number;
+            agent_id: number;
+            site: string;
+            /** @enum {string} */
+            state: "open" | "ack" | "investigating" | "resolved" | "closed";
+            severity: number;
+            risk: number;
+            title: string;
+            opened_ts: number;
+            updated_ts: number;
+            closed_ts: number;
+            events: components["schemas"]["RecordAlertEvent"][];
+        };
+        ListInfo: {
+            path: string;
+            lines: number;
+            domains: number;
+            ips: number;
+            comments: number;
+            junk: number;
+        };
         LoginResult: {
             ok: boolean;
             /** @description session token (64 hex characters) */
             token: string;
+        };
+        NetworkHealth: {
+            score: number;
+            deductions: components["schemas"]["Deduction"][];
+            computed_at: number;
         };
         NotifyRoute: {
             id: string;
@@ -2329,6 +2655,21 @@ export interface components {
             tx_bps: number;
             rx_util_pct: number;
             tx_util_pct: number;
+        };
+        RecordIncident: {
+            id: number;
+            correlation_key: string;
+            rule: number;
+            agent_id: number;
+            site: string;
+            /** @enum {string} */
+            state: "open" | "ack" | "investigating" | "resolved" | "closed";
+            severity: number;
+            risk: number;
+            title: string;
+            opened_ts: number;
+            updated_ts: number;
+            closed_ts: number;
         };
         RecordResourceSample: {
             ts: number;
@@ -2516,6 +2857,15 @@ export interface components {
             reason: string;
             bytes: number;
             packets: number;
+        };
+        ThreatIntel: {
+            ip?: string;
+            /** @description normalised */
+            domain?: string;
+            /** @enum {string} */
+            reputation: "trusted" | "unknown" | "suspicious" | "malicious";
+            decided_by?: components["schemas"]["Decision"];
+            list?: components["schemas"]["ListInfo"];
         };
         TopologyAgentNode: {
             id: string;
@@ -5012,6 +5362,89 @@ export interface operations {
             };
         };
     };
+    listActiveAnomalies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertingDeviation"][];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+        };
+    };
+    getAnomalyBaseline: {
+        parameters: {
+            query?: {
+                /** @description the agent (0: the hub capture) */
+                agent_id?: number;
+                /** @description traffic direction */
+                metric?: "in" | "out";
+                /** @description hours of actual series, ending now */
+                hours?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnomalyBaseline"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description no such agent (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     listAudit: {
         parameters: {
             query?: {
@@ -5953,6 +6386,49 @@ export interface operations {
             };
         };
     };
+    getEnrich: {
+        parameters: {
+            query?: {
+                /** @description an IPv4 or IPv6 address */
+                ip?: string;
+                /** @description a domain name (IDN in Unicode or punycode; case and a trailing dot do not matter) */
+                domain?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Enrichment"];
+                };
+            };
+            /** @description neither ip nor domain, or one of them malformed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+        };
+    };
     listEnrollTokens: {
         parameters: {
             query?: never;
@@ -6485,6 +6961,402 @@ export interface operations {
             };
         };
     };
+    getNetworkHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NetworkHealth"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+        };
+    };
+    listIncidents: {
+        parameters: {
+            query?: {
+                /** @description only this state */
+                state?: "open" | "ack" | "investigating" | "resolved" | "closed";
+                /** @description only this agent's incidents (0: any; the hub's own are agent 0 and need no filter) */
+                agent?: number;
+                /** @description incidents, newest first */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordIncident"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+        };
+    };
+    getIncident: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IncidentDetail"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description no such incident (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    ackIncident: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordIncident"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission operate */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such incident (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the move is not allowed from the incident's state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    closeIncident: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordIncident"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission operate */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such incident (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the move is not allowed from the incident's state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    investigateIncident: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordIncident"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission operate */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such incident (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the move is not allowed from the incident's state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    resolveIncident: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description numeric id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordIncident"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission operate */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such incident (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the move is not allowed from the incident's state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     listAnnexAControls: {
         parameters: {
             query?: never;
@@ -6849,6 +7721,49 @@ export interface operations {
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+        };
+    };
+    getThreatIntel: {
+        parameters: {
+            query?: {
+                /** @description an IPv4 or IPv6 address */
+                ip?: string;
+                /** @description a domain name (IDN in Unicode or punycode; case and a trailing dot do not matter) */
+                domain?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreatIntel"];
+                };
+            };
+            /** @description neither ip nor domain, or one of them malformed */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -104,3 +104,10 @@ export type DeviceIface = S['RecordIfaceSample']
 export type DeviceResource = S['RecordResourceSample']
 export type ProbeReport = S['ProbeReport']
 export type Topology = S['TopologyTopology']
+
+// Alerting (issue 18).
+export type AlertRecord = S['RecordAlertEvent']
+export type AlertEventPage = S['AlertEventPage']
+export type Incident = S['RecordIncident']
+export type IncidentDetail = S['IncidentDetail']
+export type NetworkHealth = S['NetworkHealth']
