@@ -129,6 +129,11 @@ func (s *Server) authorize(r router.Route) gin.HandlerFunc {
 	}
 	perm := permissionOf(r.Perm)
 	route := r.Method + " " + r.Path
+	// A route open to any signed-in identity that changes something (the
+	// spec's PATCH /api/v1/agents/{id}) refuses a read-only role (the
+	// auditor: no change anywhere). Logout ends only the caller's own
+	// session, so every role keeps it.
+	changes := r.Perm == router.Session && r.Method != http.MethodGet && r.Method != http.MethodHead && r.Path != "/api/logout"
 	return func(c *gin.Context) {
 		id, err := s.authenticateUser(c)
 		if err != nil {
@@ -144,10 +149,19 @@ func (s *Server) authorize(r router.Route) gin.HandlerFunc {
 			c.AbortWithStatusJSON(http.StatusForbidden, ErrorBody{Error: "permission denied: this needs the " + string(perm) + " permission, which the role " + string(id.Role) + " lacks"})
 			return
 		}
+		if changes && auth.ReadOnly(id.Role) {
+			s.deps.Auth.Denied(c, id, permChange, route)
+			c.AbortWithStatusJSON(http.StatusForbidden, ErrorBody{Error: "permission denied: the role " + string(id.Role) + " is read-only and changes nothing"})
+			return
+		}
 		c.Request = c.Request.WithContext(auth.WithIdentity(c.Request.Context(), id))
 		c.Next()
 	}
 }
+
+// permChange names, in the audit record of a denial, what a read-only
+// role lacks on a changing route open to any signed-in identity.
+const permChange auth.Permission = "change"
 
 // errEnrollTokenMissing is the 401 of an EnrollToken route without the
 // header.

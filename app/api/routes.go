@@ -347,7 +347,8 @@ func (s *Server) routeTable() []router.Route {
 			Errors: map[int]string{404: "no such agent (or another site's)"}},
 		{Method: http.MethodPatch, Path: "/api/v1/agents/{id}", OperationID: "renameAgent", Tag: "agents", Perm: router.Session,
 			Summary: "Rename an agent (the display name on the hub only)", Do: router.JSON(s.renameAgent),
-			Errors: map[int]string{404: "no such agent (or another site's)"}},
+			Description: "Open to any signed-in identity but a read-only role: the auditor changes nothing anywhere (403).",
+			Errors:      map[int]string{403: "the identity's role is read-only (auditor)", 404: "no such agent (or another site's)"}},
 		// Deep collection (spec 4.6; issue 17), in deep.go.
 		{Method: http.MethodGet, Path: "/api/v1/agents/{id}/processes/{name}", OperationID: "getAgentProcess", Tag: "agents", Perm: router.Session,
 			Summary:     "One process of an agent: summary, destinations with country/ASN, live sockets, DNS and SNI/Host names, timeline",

@@ -76,6 +76,12 @@ func Allows(role Role, p Permission, multiSite bool) bool {
 	return slices.Contains(matrix[role], p)
 }
 
+// ReadOnly reports whether role changes nothing anywhere (the auditor).
+// The matrix alone does not say it: the spec opens a few changing routes
+// to any signed-in identity (PATCH /api/v1/agents/{id}), and a read-only
+// role must be refused there too; app/api asks this for such routes.
+func ReadOnly(role Role) bool { return role == RoleAuditor }
+
 // ValidRole reports whether role may be assigned in this mode.
 func ValidRole(role Role, multiSite bool) bool {
 	switch role {

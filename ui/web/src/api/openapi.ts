@@ -499,7 +499,10 @@ export interface paths {
         delete: operations["deleteAgent"];
         options?: never;
         head?: never;
-        /** Rename an agent (the display name on the hub only) */
+        /**
+         * Rename an agent (the display name on the hub only)
+         * @description Open to any signed-in identity but a read-only role: the auditor changes nothing anywhere (403).
+         */
         patch: operations["renameAgent"];
         trace?: never;
     };
@@ -4287,6 +4290,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity's role is read-only (auditor) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description no such agent (or another site's) */
