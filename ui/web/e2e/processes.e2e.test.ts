@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { launchBrowser, login, newWatchedContext, pageCsp, screenshot, setTheme, sleep, startHub, type Hub, type Watch } from './hub'
 import { SimAgent } from './fleet'
-import { formatBytes } from '../src/lib/format'
+import { formatBits, formatBytes } from '../src/lib/format'
 
 const TOKEN = 'e2e-static-enroll-token-processes-42'
 const XSS_PROCESS = '<img src=x onerror=alert(1)>'
@@ -221,6 +221,8 @@ describe('process pages', () => {
     expect(await page.getByTestId('process-total').getAttribute('title')).toBe('1,069,056 B')
     expect(await page.getByTestId('process-in').getAttribute('title')).toBe('1,048,576 B')
     expect(await page.getByTestId('process-out').getAttribute('title')).toBe('20,480 B')
+    // one minute with traffic: its bytes over 60 s, shown in bits/s (143 kbit/s)
+    expect(await page.getByTestId('process-rate').textContent()).toBe(formatBits((1_069_056 / 60) * 8))
     expect(await page.getByTestId('process-agent-link').textContent()).toBe('e2e-web-01')
     const dests = await rows('process-dests-table')
     expect(dests.map((r) => r.slice(0, 5))).toEqual([['198.51.100.7', '443', 'tcp', formatBytes(1_048_576), formatBytes(20_480)]])
