@@ -281,6 +281,24 @@ describe('process pages', () => {
     expect(await rows('process-conns-table')).toEqual([['tcp', '10.0.0.8:5432', '10.0.0.7:50110', 'ESTABLISHED', '201']])
   })
 
+  test('long lists are paged: 36 processes show 25 at a time with a pager', async () => {
+    const many = Array.from({ length: 30 }, (_, i) => ({
+      process: `batch-${String(i).padStart(2, '0')}`, pid: 3000 + i, bytes_in: 100, bytes_out: 0, packets_in: 1, packets_out: 0,
+    }))
+    expect(await db.send(undefined, 1, { processes: many })).toBe(200)
+    await expect.poll(async () => (await apiGet<ProcItem[]>('/api/v1/processes?minutes=60&limit=100')).length, { timeout: 20_000 }).toBe(36)
+    await page.goto(`${hub.url}/processes`)
+    await expect.poll(() => page.getByTestId('proc-table').locator('tbody tr').count(), { timeout: 15_000 }).toBe(25)
+    const pager = page.getByRole('navigation', { name: 'Processes pages' })
+    expect(await pager.textContent()).toContain('1–25 of 36')
+    await pager.getByRole('button', { name: 'Next ›' }).click()
+    await expect.poll(() => page.getByTestId('proc-table').locator('tbody tr').count()).toBe(11)
+    expect(await pager.textContent()).toContain('26–36 of 36')
+    await page.goto(`${hub.url}/agents/${db.id}`)
+    await expect.poll(() => page.getByTestId('agent-procs-table').locator('tbody tr').count(), { timeout: 15_000 }).toBe(25)
+    expect(await page.getByRole('navigation', { name: 'Processes pages' }).textContent()).toContain('1–25 of 33')
+  })
+
   test('screenshots in both themes', async () => {
     const pages: [string, string][] = [
       ['processes', '/processes'],
