@@ -7,6 +7,9 @@ import type { components } from '../src/api/openapi'
 
 type S = components['schemas']
 
+/** The deep collection sections of a batch (spec 2.9: processes, l7, dns deltas). */
+export type DeepSections = Pick<S['FleetBatch'], 'processes' | 'l7' | 'dns'>
+
 /** A socket as an agent reports it (agentmode/wire Connection). */
 export type SimConnection = S['WireConnection']
 
@@ -77,9 +80,10 @@ export class SimAgent {
    * Sends one batch taken at ts (default now). ts is strictly increasing
    * (one second or more past the last), so the hub always has an interval
    * to compute rates over; the counters grow by rate × factor × elapsed
-   * seconds.
+   * seconds. deep, when given, rides along as the batch's deep collection
+   * sections (deltas since the previous batch).
    */
-  async send(at?: number, factor = 1): Promise<number> {
+  async send(at?: number, factor = 1, deep: DeepSections = {}): Promise<number> {
     const ts = Math.max(this.lastTs + 1, at ?? Math.round(Date.now() / 1000))
     const dt = this.lastTs ? ts - this.lastTs : 0
     const interfaces = this.opts.interfaces.map((i) => {
@@ -99,6 +103,7 @@ export class SimAgent {
       attr_method: 'pcap',
       attr_iface: this.opts.interfaces[0]?.name ?? '',
       version: this.opts.version ?? 'e2e-1.0.0',
+      ...deep,
     }
     const r = await fetch(`${this.hubUrl}/api/v1/agent/telemetry`, {
       method: 'POST',

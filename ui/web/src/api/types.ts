@@ -111,3 +111,14 @@ export type AlertEventPage = S['AlertEventPage']
 export type Incident = S['RecordIncident']
 export type IncidentDetail = S['IncidentDetail']
 export type NetworkHealth = S['NetworkHealth']
+/** GET /api/v1/processes item (spec 2.9 process traffic item). */
+export type ProcessItem = S['StoreProcessItem']
+/** GET /api/v1/l7 item: TLS SNI / HTTP Host grouped by host, kind and process. */
+export type L7Item = S['StoreL7Item']
+/** GET /api/v1/dns item: grouped by domain and process. */
+export type DNSItem = S['StoreDNSItem']
+/** GET /api/v1/agents/{id}/processes/{name}. */
+export type ProcessDetail = S['ProcviewDetail']
+export type ProcessDestination = S['ProcviewDestination']
+export type ProcessName = S['StoreProcessName']
+export type UnattributedReason = S['StoreUnattributedReason']
