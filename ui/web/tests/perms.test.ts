@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { allows, permissionsOf, roles } from '../src/lib/perms'
+import { allows, permissionsOf, readOnly, roles } from '../src/lib/perms'
 
 test('the matrix of spec section 5 item 7', () => {
   expect(permissionsOf('admin')).toEqual(['view', 'operate', 'analyze', 'devices', 'agents', 'admin', 'audit', 'global-admin'])
@@ -22,4 +22,8 @@ test('unknown or missing roles hold nothing', () => {
   expect(allows('root', 'view')).toBe(false)
   expect(allows(null, 'view')).toBe(false)
   expect(permissionsOf(undefined)).toEqual([])
+})
+
+test('only the auditor is read-only (the hub refuses it even the rename any signed-in user may do)', () => {
+  expect(['admin', 'netops', 'auditor', 'analyst', 'viewer', 'site-admin', 'global-admin', '', null].filter((r) => readOnly(r))).toEqual(['auditor'])
 })

@@ -35,6 +35,15 @@ export function allows(role: string | null | undefined, p: Permission, multiSite
   return MATRIX[r].includes(p)
 }
 
+/**
+ * Whether the role may change nothing at all, not even what any signed-in
+ * user may (renaming an agent): the hub's auth.ReadOnly, true for the
+ * auditor only.
+ */
+export function readOnly(role: string | null | undefined): boolean {
+  return role === 'auditor'
+}
+
 /** Every permission the role holds. */
 export function permissionsOf(role: string | null | undefined, multiSite = false): Permission[] {
   return ([...ALL, 'global-admin'] as Permission[]).filter((p) => allows(role, p, multiSite))
