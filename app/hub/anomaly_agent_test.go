@@ -29,13 +29,16 @@ func TestAgentRateMinutes(t *testing.T) {
 		}{{minute + 0, 0, 0}, {minute + 10, 10_000, 1_000}, {minute + 20, 40_000, 2_000}, {minute + 70, 65_000, 7_000}} {
 			telemetry(t, h, a.AgentToken, wire.Telemetry{TS: b.ts, Seq: uint64(i + 1), Interfaces: []wire.Interface{{Name: "eth0", RxBytes: b.rx, TxBytes: b.tx}}}).must(t, 200)
 		}
+		// The intake writes through the queue: the samples land in their
+		// own time, so wait for all of them (both minutes at their final
+		// averages), not merely for two minutes to exist.
+		want := []store.RateMinute{{TS: minute, InBps: 16000, OutBps: 800}, {TS: minute + 60, InBps: 4000, OutBps: 800}}
 		var got []store.RateMinute
 		eventually(t, "the samples stored", func() bool {
 			var err error
 			got, err = h.db.RateMinutes(ctx, a.AgentID, minute, minute+120)
-			return err == nil && len(got) == 2
+			return err == nil && len(got) == 2 && got[0] == want[0] && got[1] == want[1]
 		})
-		want := []store.RateMinute{{TS: minute, InBps: 16000, OutBps: 800}, {TS: minute + 60, InBps: 4000, OutBps: 800}}
 		for i := range want {
 			if got[i] != want[i] {
 				t.Errorf("minute %d: %+v, want %+v", i, got[i], want[i])
