@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"netmon/store/record"
@@ -157,4 +159,53 @@ func (db *DB) SetAlertExtRef(ctx context.Context, id int64, ref string) error {
 		return fmt.Errorf("set ext_ref of alert event %d: %w", id, err)
 	}
 	return nil
+}
+
+// GroupExtRef returns the ticket reference of an alert group: that of
+// its earliest member holding one ("" when none).
+func (db *DB) GroupExtRef(ctx context.Context, groupID int64) (string, error) {
+	var ref string
+	err := db.reader.QueryRowContext(ctx, `SELECT ext_ref FROM alert_events WHERE group_id = $1 AND ext_ref <> ''
+		ORDER BY ts, id LIMIT 1`, groupID).Scan(&ref)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("ticket of alert group %d: %w", groupID, err)
+	}
+	return ref, nil
+}
+
+// SetGroupExtRef stores ref on every member of the group that holds no
+// ticket reference yet.
+func (db *DB) SetGroupExtRef(ctx context.Context, groupID int64, ref string) error {
+	if _, err := db.exec(ctx, `UPDATE alert_events SET ext_ref = $1 WHERE group_id = $2 AND ext_ref = ''`, cleanText(ref), groupID); err != nil {
+		return fmt.Errorf("set ext_ref of alert group %d: %w", groupID, err)
+	}
+	return nil
+}
+
+// GroupTicketHolders returns, for each distinct ticket reference held by
+// the group's members, its earliest holder (a member may have had its
+// own ticket before the correlator grouped it).
+func (db *DB) GroupTicketHolders(ctx context.Context, groupID int64) ([]record.AlertEvent, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT `+alertEventColumns+` FROM alert_events WHERE group_id = $1 AND ext_ref <> ''
+		ORDER BY ts, id`, groupID)
+	if err != nil {
+		return nil, fmt.Errorf("tickets of alert group %d: %w", groupID, err)
+	}
+	defer rows.Close()
+	var out []record.AlertEvent
+	seen := map[string]bool{}
+	for rows.Next() {
+		e, err := scanAlertEvent(rows)
+		if err != nil {
+			return nil, fmt.Errorf("tickets of alert group %d: %w", groupID, err)
+		}
+		if !seen[e.ExtRef] {
+			seen[e.ExtRef] = true
+			out = append(out, e)
+		}
+	}
+	return out, rows.Err()
 }

@@ -104,6 +104,11 @@ func (s *Server) incidentOp(op string) func(*gin.Context, *idIn) (record.Inciden
 		if err != nil {
 			return inc, err
 		}
+		// The incident is an alert group: leaving the open states
+		// (resolved, or closed while open) closes its ticket, once.
+		if s.deps.Notifier != nil && record.IncidentIsOpen(inc.State) && !record.IncidentIsOpen(to) {
+			s.deps.Notifier.GroupResolved(inc.ID, after.UpdatedTS)
+		}
 		return s.deps.Incidents.Incident(c, inc.ID)
 	}
 }
