@@ -71,6 +71,9 @@ func (s *Server) getIncident(c *gin.Context, in *idIn) (IncidentDetail, error) {
 	return IncidentDetail{Incident: inc, Events: evs}, err
 }
 
+// groupTicketNote: an incident is an alert group (its events' group_id).
+const groupTicketNote = " An incident is an alert group (group_id of the events it first grouped): leaving the open states (resolve, or close while open) closes the group's ticket once (ticket channel)."
+
 // incidentOp returns the handler of POST /api/v1/incidents/{id}/{op}:
 // the move of the state machine and its audit record commit together.
 func (s *Server) incidentOp(op string) func(*gin.Context, *idIn) (record.Incident, error) {
