@@ -138,4 +138,3 @@ type seqWriter struct {
 func (w *seqWriter) Write([]byte) (int, error) {
 	return w.ResponseWriter.Write([]byte(fmt.Sprintf(`{"id":"INC-%d"}`, w.n.Add(1))))
 }
-
