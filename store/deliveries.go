@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"netmon/store/record"
 )
@@ -92,17 +93,45 @@ func (db *DB) NextDelivery(ctx context.Context, channel string) (int64, error) {
 }
 
 // FinishDeliveries writes the outcome of attempts (status, attempts,
-// next_ts, updated_ts, error) in one transaction.
+// next_ts, updated_ts, error) in one transaction. Outcomes that are the
+// same (a batch delivered at once: delivered, 1 attempt, one second) are
+// written by one UPDATE ... WHERE id IN (...), up to 500 ids each: a
+// statement per row was a tenth of the notifier's CPU in a burst.
 func (db *DB) FinishDeliveries(ctx context.Context, ds []record.AlertDelivery) error {
-	err := db.InTx(ctx, func(t *Tx) error {
-		st, err := t.tx.PrepareContext(ctx, `UPDATE alert_deliveries SET status = $1, attempts = $2, next_ts = $3, updated_ts = $4, error = $5 WHERE id = $6`)
-		if err != nil {
-			return err
+	type outcome struct {
+		status            string
+		attempts          int
+		nextTS, updatedTS int64
+		errText           string
+	}
+	var order []outcome
+	ids := map[outcome][]any{}
+	for _, d := range ds {
+		o := outcome{d.Status, d.Attempts, d.NextTS, d.UpdatedTS, cleanText(d.Error)}
+		if _, ok := ids[o]; !ok {
+			order = append(order, o)
 		}
-		defer st.Close()
-		for _, d := range ds {
-			if _, err := st.ExecContext(ctx, d.Status, d.Attempts, d.NextTS, d.UpdatedTS, cleanText(d.Error), d.ID); err != nil {
-				return err
+		ids[o] = append(ids[o], d.ID)
+	}
+	err := db.InTx(ctx, func(t *Tx) error {
+		for _, o := range order {
+			all := ids[o]
+			for len(all) > 0 {
+				chunk := all[:min(len(all), 500)]
+				all = all[len(chunk):]
+				var b strings.Builder
+				b.WriteString(`UPDATE alert_deliveries SET status = $1, attempts = $2, next_ts = $3, updated_ts = $4, error = $5 WHERE id IN (`)
+				for i := range chunk {
+					if i > 0 {
+						b.WriteString(", ")
+					}
+					fmt.Fprintf(&b, "$%d", i+6)
+				}
+				b.WriteString(")")
+				args := append([]any{o.status, o.attempts, o.nextTS, o.updatedTS, o.errText}, chunk...)
+				if _, err := t.tx.ExecContext(ctx, b.String(), args...); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
