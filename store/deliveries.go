@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	"netmon/store/record"
 )
@@ -90,17 +93,45 @@ func (db *DB) NextDelivery(ctx context.Context, channel string) (int64, error) {
 }
 
 // FinishDeliveries writes the outcome of attempts (status, attempts,
-// next_ts, updated_ts, error) in one transaction.
+// next_ts, updated_ts, error) in one transaction. Outcomes that are the
+// same (a batch delivered at once: delivered, 1 attempt, one second) are
+// written by one UPDATE ... WHERE id IN (...), up to 500 ids each: a
+// statement per row was a tenth of the notifier's CPU in a burst.
 func (db *DB) FinishDeliveries(ctx context.Context, ds []record.AlertDelivery) error {
-	err := db.InTx(ctx, func(t *Tx) error {
-		st, err := t.tx.PrepareContext(ctx, `UPDATE alert_deliveries SET status = $1, attempts = $2, next_ts = $3, updated_ts = $4, error = $5 WHERE id = $6`)
-		if err != nil {
-			return err
+	type outcome struct {
+		status            string
+		attempts          int
+		nextTS, updatedTS int64
+		errText           string
+	}
+	var order []outcome
+	ids := map[outcome][]any{}
+	for _, d := range ds {
+		o := outcome{d.Status, d.Attempts, d.NextTS, d.UpdatedTS, cleanText(d.Error)}
+		if _, ok := ids[o]; !ok {
+			order = append(order, o)
 		}
-		defer st.Close()
-		for _, d := range ds {
-			if _, err := st.ExecContext(ctx, d.Status, d.Attempts, d.NextTS, d.UpdatedTS, cleanText(d.Error), d.ID); err != nil {
-				return err
+		ids[o] = append(ids[o], d.ID)
+	}
+	err := db.InTx(ctx, func(t *Tx) error {
+		for _, o := range order {
+			all := ids[o]
+			for len(all) > 0 {
+				chunk := all[:min(len(all), 500)]
+				all = all[len(chunk):]
+				var b strings.Builder
+				b.WriteString(`UPDATE alert_deliveries SET status = $1, attempts = $2, next_ts = $3, updated_ts = $4, error = $5 WHERE id IN (`)
+				for i := range chunk {
+					if i > 0 {
+						b.WriteString(", ")
+					}
+					fmt.Fprintf(&b, "$%d", i+6)
+				}
+				b.WriteString(")")
+				args := append([]any{o.status, o.attempts, o.nextTS, o.updatedTS, o.errText}, chunk...)
+				if _, err := t.tx.ExecContext(ctx, b.String(), args...); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -157,4 +188,53 @@ func (db *DB) SetAlertExtRef(ctx context.Context, id int64, ref string) error {
 		return fmt.Errorf("set ext_ref of alert event %d: %w", id, err)
 	}
 	return nil
+}
+
+// GroupExtRef returns the ticket reference of an alert group: that of
+// its earliest member holding one ("" when none).
+func (db *DB) GroupExtRef(ctx context.Context, groupID int64) (string, error) {
+	var ref string
+	err := db.reader.QueryRowContext(ctx, `SELECT ext_ref FROM alert_events WHERE group_id = $1 AND ext_ref <> ''
+		ORDER BY ts, id LIMIT 1`, groupID).Scan(&ref)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("ticket of alert group %d: %w", groupID, err)
+	}
+	return ref, nil
+}
+
+// SetGroupExtRef stores ref on every member of the group that holds no
+// ticket reference yet.
+func (db *DB) SetGroupExtRef(ctx context.Context, groupID int64, ref string) error {
+	if _, err := db.exec(ctx, `UPDATE alert_events SET ext_ref = $1 WHERE group_id = $2 AND ext_ref = ''`, cleanText(ref), groupID); err != nil {
+		return fmt.Errorf("set ext_ref of alert group %d: %w", groupID, err)
+	}
+	return nil
+}
+
+// GroupTicketHolders returns, for each distinct ticket reference held by
+// the group's members, its earliest holder (a member may have had its
+// own ticket before the correlator grouped it).
+func (db *DB) GroupTicketHolders(ctx context.Context, groupID int64) ([]record.AlertEvent, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT `+alertEventColumns+` FROM alert_events WHERE group_id = $1 AND ext_ref <> ''
+		ORDER BY ts, id`, groupID)
+	if err != nil {
+		return nil, fmt.Errorf("tickets of alert group %d: %w", groupID, err)
+	}
+	defer rows.Close()
+	var out []record.AlertEvent
+	seen := map[string]bool{}
+	for rows.Next() {
+		e, err := scanAlertEvent(rows)
+		if err != nil {
+			return nil, fmt.Errorf("tickets of alert group %d: %w", groupID, err)
+		}
+		if !seen[e.ExtRef] {
+			seen[e.ExtRef] = true
+			out = append(out, e)
+		}
+	}
+	return out, rows.Err()
 }

@@ -76,3 +76,52 @@ func TestDeliveries(t *testing.T) {
 		}
 	})
 }
+
+// TestFinishDeliveriesGrouped: 1 203 outcomes, most of them the same
+// (written by UPDATE ... IN, 500 ids at a time) and three that differ,
+// each land on its own row.
+func TestFinishDeliveriesGrouped(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		ev, err := db.InsertAlertEvent(ctx, record.AlertEvent{TS: 100, Kind: "port", Key: "k", Message: "m", Severity: 9, State: "firing"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds := make([]record.AlertDelivery, 1203)
+		for i := range ds {
+			ds[i] = record.AlertDelivery{EventID: ev.ID, Channel: "generic_url", CreatedTS: 100, NextTS: 100, UpdatedTS: 100, Event: ev}
+		}
+		if err := db.InsertDeliveries(ctx, ds); err != nil {
+			t.Fatal(err)
+		}
+		due, err := db.DueDeliveries(ctx, "generic_url", 100, 2000)
+		if err != nil || len(due) != 1203 {
+			t.Fatalf("due: %d, %v", len(due), err)
+		}
+		for i := range due {
+			due[i].Status, due[i].Attempts, due[i].UpdatedTS = record.DeliveryDelivered, 1, 101
+		}
+		due[7].Status, due[7].NextTS, due[7].Error = record.DeliveryPending, 300, "remote answered 503"
+		due[600].Status, due[600].Error = record.DeliveryFailed, "remote answered 404"
+		due[1202].Attempts = 2
+		if err := db.FinishDeliveries(ctx, due); err != nil {
+			t.Fatal(err)
+		}
+		if ok, _ := db.Deliveries(ctx, store.DeliveryFilter{Status: record.DeliveryDelivered, Limit: 1000}); len(ok) != 1000 {
+			t.Errorf("%d delivered in the first page, want 1000", len(ok))
+		}
+		pending, _ := db.Deliveries(ctx, store.DeliveryFilter{Status: record.DeliveryPending})
+		failed, _ := db.Deliveries(ctx, store.DeliveryFilter{Status: record.DeliveryFailed})
+		if len(pending) != 1 || pending[0].ID != due[7].ID || pending[0].NextTS != 300 || pending[0].Error != "remote answered 503" ||
+			len(failed) != 1 || failed[0].ID != due[600].ID || failed[0].Error != "remote answered 404" {
+			t.Errorf("pending %+v failed %+v", pending, failed)
+		}
+		last, _ := db.Deliveries(ctx, store.DeliveryFilter{Limit: 1})
+		if last[0].ID != due[1202].ID || last[0].Attempts != 2 || last[0].Status != record.DeliveryDelivered {
+			t.Errorf("last %+v", last[0])
+		}
+		if again, _ := db.DueDeliveries(ctx, "generic_url", 200, 2000); len(again) != 0 {
+			t.Errorf("%d still due", len(again))
+		}
+	})
+}

@@ -77,8 +77,16 @@ func (db *DB) UpsertIncident(ctx context.Context, inc record.Incident, members [
 			if _, err := t.tx.ExecContext(ctx, `INSERT INTO incident_events (incident_id, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, inc.ID, id); err != nil {
 				return err
 			}
+			// The first incident an event joins is its alert group
+			// (group_id, spec 3): the unit of one ticket.
+			if _, err := t.tx.ExecContext(ctx, `UPDATE alert_events SET group_id = $1 WHERE id = $2 AND group_id = 0`, inc.ID, id); err != nil {
+				return err
+			}
 		}
-		return nil
+		// Members joining a group whose ticket is open share it.
+		_, err = t.tx.ExecContext(ctx, `UPDATE alert_events SET ext_ref = COALESCE((SELECT g.ext_ref FROM alert_events g
+			WHERE g.group_id = $1 AND g.ext_ref <> '' ORDER BY g.ts, g.id LIMIT 1), '') WHERE group_id = $1 AND ext_ref = ''`, inc.ID)
+		return err
 	})
 	if err != nil {
 		return inc, false, fmt.Errorf("upsert incident %s: %w", inc.Key, err)

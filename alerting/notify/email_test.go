@@ -9,9 +9,12 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
+	"fmt"
 	"math/big"
 	"net"
 	"net/mail"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"netmon/app/netguard"
 	"netmon/store/record"
 	"netmon/store/storetest"
 )
@@ -53,6 +57,20 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, trust *tls.
 // smtpd starts the aiosmtpd peer; it returns its port and mail folder.
 func smtpd(t *testing.T) (int, string, *tls.Config) {
 	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	maildir, trust := smtpdAt(t, "127.0.0.1", port)
+	return port, maildir, trust
+}
+
+// smtpdAt starts the aiosmtpd peer on host:port, prefixed by wrap (for
+// example ip netns exec NS); it returns its mail folder and the trust.
+func smtpdAt(t *testing.T, host string, port int, wrap ...string) (string, *tls.Config) {
+	t.Helper()
 	py := "/usr/bin/python3"
 	if err := exec.Command(py, "-c", "import aiosmtpd").Run(); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -64,13 +82,8 @@ func smtpd(t *testing.T) (int, string, *tls.Config) {
 	maildir := filepath.Join(dir, "mail")
 	_ = os.Mkdir(maildir, 0o700)
 	cert, key, trust := selfSigned(t, dir)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(py, "testdata/smtpd.py", maildir, cert, key, strconv.Itoa(port))
+	args := append(wrap, py, "testdata/smtpd.py", maildir, cert, key, strconv.Itoa(port), host)
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -78,10 +91,10 @@ func smtpd(t *testing.T) (int, string, *tls.Config) {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		c, err := net.Dial("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 		if err == nil {
 			c.Close()
-			return port, maildir, trust
+			return maildir, trust
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("smtpd did not listen: %v", err)
@@ -147,5 +160,67 @@ func TestEmail(t *testing.T) {
 	ds := waitDeliveries(t, db, record.DeliveryFailed, 1, 15*time.Second)
 	if d := ds[0]; d.EventID != 43 || d.Attempts != 1 || !strings.Contains(d.Error, "535") || strings.Contains(d.Error, "wrong") {
 		t.Errorf("failed delivery %+v, want event 43 failed at once naming 535, never the password", d)
+	}
+}
+
+// TestEmailDefaultPort: email_port 0 means 587. A real aiosmtpd listens
+// on 587 inside a network namespace the test makes (so no other test's
+// port 587 is in the way), reached over a veth pair; the guard allows
+// that /30 only. The message arriving proves the port the client dialled.
+func TestEmailDefaultPort(t *testing.T) {
+	need := func(err error, what string) {
+		if err == nil {
+			return
+		}
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s: %v (CI runs as root with iproute2)", what, err)
+		}
+		t.Skipf("%s: %v", what, err)
+	}
+	if os.Geteuid() != 0 {
+		need(errors.New("not root"), "network namespace")
+	}
+	_, err := exec.LookPath("ip")
+	need(err, "iproute2")
+	pid := os.Getpid()
+	ns, host, peer := fmt.Sprintf("nm-smtp-%d", pid), fmt.Sprintf("vh%d", pid), fmt.Sprintf("vn%d", pid)
+	// A /30 of 10.251.0.0/16 chosen by the pid, so parallel runs differ.
+	base := netip.AddrFrom4([4]byte{10, 251, byte(pid >> 6), byte(pid<<2) & 0xfc})
+	hubAddr, smtpAddr := base.Next(), base.Next().Next()
+	ipcmd := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	ipcmd("netns", "add", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() }) // takes the veth pair with it
+	ipcmd("link", "add", host, "type", "veth", "peer", "name", peer)
+	ipcmd("link", "set", peer, "netns", ns)
+	ipcmd("addr", "add", hubAddr.String()+"/30", "dev", host)
+	ipcmd("link", "set", host, "up")
+	ipcmd("-n", ns, "addr", "add", smtpAddr.String()+"/30", "dev", peer)
+	ipcmd("-n", ns, "link", "set", peer, "up")
+	ipcmd("-n", ns, "link", "set", "lo", "up")
+
+	maildir, trust := smtpdAt(t, smtpAddr.String(), 587, "ip", "netns", "exec", ns)
+	db := storetest.OpenSQLite(t)
+	box := newBox(Settings{EmailHost: smtpAddr.String(), EmailPort: 0, EmailFrom: "netmon@example.test",
+		EmailTo: []string{"noc@example.test"}, EmailUser: "testuser", EmailPass: "testpass"})
+	guard := netguard.New(netguard.Config{Allow: []netip.Prefix{netip.PrefixFrom(base, 30)}})
+	n, _ := startNotifier(t, db, testConfig(), box, Deps{EmailTLS: trust, Guard: guard})
+	n.Offer(portEvent)
+	waitDeliveries(t, db, record.DeliveryDelivered, 1, 15*time.Second)
+	emls, _ := filepath.Glob(filepath.Join(maildir, "*.eml"))
+	if len(emls) != 1 {
+		t.Fatalf("%d messages received on %s:587, want 1", len(emls), smtpAddr)
+	}
+	jb, _ := os.ReadFile(strings.TrimSuffix(emls[0], ".eml") + ".json")
+	var env struct {
+		Peer string `json:"peer"`
+	}
+	_ = json.Unmarshal(jb, &env)
+	if env.Peer != hubAddr.String() {
+		t.Errorf("peer %q, want %s (over the veth pair)", env.Peer, hubAddr)
 	}
 }

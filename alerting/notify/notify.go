@@ -40,6 +40,13 @@ type Store interface {
 	// AlertEvent and SetAlertExtRef keep the ticket reference.
 	AlertEvent(ctx context.Context, id int64) (record.AlertEvent, error)
 	SetAlertExtRef(ctx context.Context, id int64, ref string) error
+	// An alert group (group_id: the incident an event first joined)
+	// shares one ticket: GroupExtRef reads it, SetGroupExtRef stores it
+	// on the members without one, GroupTicketHolders lists one holder
+	// per distinct reference for the closes.
+	GroupExtRef(ctx context.Context, groupID int64) (string, error)
+	SetGroupExtRef(ctx context.Context, groupID int64, ref string) error
+	GroupTicketHolders(ctx context.Context, groupID int64) ([]record.AlertEvent, error)
 }
 
 // Deps are the notifier's inputs.
@@ -73,7 +80,13 @@ type Notifier struct {
 	now      func() time.Time
 
 	queue chan record.AlertEvent
-	wake  map[string]chan struct{}
+	// groupEnds carries the alert groups that resolved (their tickets close).
+	groupEnds chan groupEnd
+	wake      map[string]chan struct{}
+
+	// groupLocks serialises the ticket opens of one group, so members
+	// sent in parallel open one ticket.
+	groupLocks keyedLocks
 
 	routesMu sync.RWMutex
 	routes   []Route
@@ -132,7 +145,8 @@ func New(log *slog.Logger, cfg Config, deps Deps, reg prometheus.Registerer) *No
 		host = "netmon"
 	}
 	n := &Notifier{log: log, cfg: cfg, dep: deps, m: newMetrics(reg), guard: deps.Guard, emailTLS: deps.EmailTLS,
-		hostname: host, now: deps.Now, queue: make(chan record.AlertEvent, cfg.QueueSize), wake: map[string]chan struct{}{}}
+		hostname: host, now: deps.Now, queue: make(chan record.AlertEvent, cfg.QueueSize),
+		groupEnds: make(chan groupEnd, 256), wake: map[string]chan struct{}{}}
 	n.client = deps.Guard.HTTPClient(netguard.ClientOptions{Timeout: cfg.Timeout, MaxIdlePerHost: cfg.Parallel})
 	for _, c := range Channels {
 		n.wake[c] = make(chan struct{}, 1)
@@ -220,10 +234,15 @@ func (n *Notifier) intake(ctx context.Context) {
 				}
 				n.route(sctx, batch)
 			}
+			for len(n.groupEnds) > 0 {
+				n.closeGroup(sctx, <-n.groupEnds)
+			}
 			cancel()
 			return
 		case ev := <-n.queue:
 			n.route(ctx, n.take([]record.AlertEvent{ev}))
+		case g := <-n.groupEnds:
+			n.closeGroup(ctx, g)
 		}
 	}
 }
@@ -254,7 +273,9 @@ func (n *Notifier) route(ctx context.Context, evs []record.AlertEvent) {
 				continue
 			}
 			stored, err := n.dep.Store.AlertEvent(ctx, ev.ID)
-			if err != nil || stored.ExtRef == "" {
+			// A grouped event's ticket is the group's: it closes when
+			// the group resolves (GroupResolved), not with one member.
+			if err != nil || stored.ExtRef == "" || stored.GroupID > 0 {
 				continue
 			}
 			stored.State, stored.ResolvedTS = record.AlertResolved, max(stored.ResolvedTS, ev.ResolvedTS)
@@ -267,6 +288,12 @@ func (n *Notifier) route(ctx context.Context, evs []record.AlertEvent) {
 				CreatedTS: now, NextTS: now, UpdatedTS: now, Event: ev})
 		}
 	}
+	n.store(ctx, ds, len(evs))
+}
+
+// store inserts pending deliveries (retrying a failing store a little)
+// and wakes their channels' workers; events is what is lost on failure.
+func (n *Notifier) store(ctx context.Context, ds []record.AlertDelivery, events int) {
 	if len(ds) == 0 {
 		return
 	}
@@ -280,7 +307,7 @@ func (n *Notifier) route(ctx context.Context, evs []record.AlertEvent) {
 	}
 	if err != nil {
 		n.log.Error("store deliveries", "count", len(ds), "error", err)
-		n.m.dropped.Add(float64(len(evs)))
+		n.m.dropped.Add(float64(events))
 		return
 	}
 	woken := map[string]bool{}

@@ -16,15 +16,15 @@ import (
 
 // The ticket channel speaks a generic ITSM webhook (README "Alert
 // delivery"): POST ticket_url with Authorization: Bearer ticket_token
-// and Idempotency-Key: netmon-<event id>-<action>.
+// and Idempotency-Key: netmon-<event id>-<action> (a group's open:
+// netmon-group-<group id>-open).
 //
 //	open:  {"action":"open","event_id":42,"title":"...","description":"...","severity":9,"kind":"port","key":"...","site":"...","group_id":0,"ts":1764000000}
-//	       answered 2xx {"id":"<ticket reference>"}; the reference is stored as the event's ext_ref
-//	close: {"action":"close","event_id":42,"ext_ref":"<reference>","resolved_ts":1764000600}
+//	       answered 2xx {"id":"<ticket reference>"}; the reference is stored as ext_ref of the event, or of every member of its group
+//	close: {"action":"close","event_id":42,"group_id":0,"ext_ref":"<reference>","resolved_ts":1764000600}
 //
-// A ticket opens when an event is routed to the channel and closes when
-// the event resolves (by an operator or auto-resolve). With incidents
-// grouping events, one ticket per group is the next step (not built).
+// One ticket per alert group (group.go): the first member routed to the
+// channel opens it; the others find the reference and send nothing.
 
 type ticketOpen struct {
 	Action      string `json:"action"`
@@ -42,6 +42,7 @@ type ticketOpen struct {
 type ticketClose struct {
 	Action     string `json:"action"`
 	EventID    int64  `json:"event_id"`
+	GroupID    int64  `json:"group_id"`
 	ExtRef     string `json:"ext_ref"`
 	ResolvedTS int64  `json:"resolved_ts"`
 }
@@ -51,11 +52,35 @@ var errNoTicketID = errors.New(`ticket answer has no "id"`)
 
 func (n *Notifier) sendTicket(ctx context.Context, s Settings, ev record.AlertEvent) error {
 	var body any
-	action := "open"
+	action, idem := "open", "netmon-"+strconv.FormatInt(ev.ID, 10)+"-open"
 	if ev.State == record.AlertResolved {
-		action = "close"
-		body = ticketClose{Action: action, EventID: ev.ID, ExtRef: ev.ExtRef, ResolvedTS: ev.ResolvedTS}
+		action, idem = "close", "netmon-"+strconv.FormatInt(ev.ID, 10)+"-close"
+		body = ticketClose{Action: action, EventID: ev.ID, GroupID: ev.GroupID, ExtRef: ev.ExtRef, ResolvedTS: ev.ResolvedTS}
 	} else {
+		if ev.ID > 0 { // not the "send test" event
+			// The group is read as stored now: the correlator may have
+			// grouped the event since it was routed.
+			stored, err := n.dep.Store.AlertEvent(ctx, ev.ID)
+			if err != nil {
+				return fmt.Errorf("read alert event: %w", err)
+			}
+			if stored.ExtRef != "" {
+				return nil // its group's ticket is open already
+			}
+			ev.GroupID = stored.GroupID
+		}
+		if ev.GroupID > 0 {
+			unlock := n.groupLocks.lock(ev.GroupID)
+			defer unlock()
+			ref, err := n.dep.Store.GroupExtRef(ctx, ev.GroupID)
+			if err != nil {
+				return err
+			}
+			if ref != "" {
+				return n.dep.Store.SetGroupExtRef(ctx, ev.GroupID, ref)
+			}
+			idem = "netmon-group-" + strconv.FormatInt(ev.GroupID, 10) + "-open"
+		}
 		body = ticketOpen{Action: action, EventID: ev.ID, Title: "netmon: " + siem.Label(ev.Kind) + ": " + oneLine(ev.Message),
 			Description: mailBody(ev), Severity: ev.Severity, Kind: ev.Kind, Key: ev.Key, Site: ev.Site, GroupID: ev.GroupID, TS: ev.TS}
 	}
@@ -69,7 +94,7 @@ func (n *Notifier) sendTicket(ctx context.Context, s Settings, ev record.AlertEv
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "netmon-notify/1")
-	req.Header.Set("Idempotency-Key", "netmon-"+strconv.FormatInt(ev.ID, 10)+"-"+action)
+	req.Header.Set("Idempotency-Key", idem)
 	if s.TicketToken != "" {
 		req.Header.Set("Authorization", "Bearer "+s.TicketToken)
 	}
@@ -103,6 +128,15 @@ func (n *Notifier) sendTicket(ctx context.Context, s Settings, ev record.AlertEv
 	}
 	if ref == "" || len(ref) > 200 {
 		return permanent(errNoTicketID)
+	}
+	if ev.GroupID > 0 {
+		if err := n.dep.Store.SetGroupExtRef(ctx, ev.GroupID, ref); err != nil {
+			return fmt.Errorf("store ticket reference: %w", err)
+		}
+		return nil
+	}
+	if ev.ID == 0 {
+		return nil
 	}
 	if err := n.dep.Store.SetAlertExtRef(ctx, ev.ID, ref); err != nil {
 		return fmt.Errorf("store ticket reference: %w", err)

@@ -46,7 +46,7 @@ func TestTicket(t *testing.T) {
 	id := itoa(stored.ID)
 	want := []struct{ idem, body string }{
 		{"netmon-" + id + "-open", `{"action":"open","event_id":` + id + `,"title":"netmon: Suspicious remote port: connection to 203.0.113.9:4444","description":"connection to 203.0.113.9:4444\n\nKind:     port (Suspicious remote port)\nSeverity: 9\nKey:      agent1|203.0.113.9:4444\nSite:     paris\nFired:    2025-11-24T16:00:00Z\nEvent:    ` + id + `\n","severity":9,"kind":"port","key":"agent1|203.0.113.9:4444","site":"paris","group_id":0,"ts":1764000000}`},
-		{"netmon-" + id + "-close", `{"action":"close","event_id":` + id + `,"ext_ref":"INC-1","resolved_ts":1764000600}`},
+		{"netmon-" + id + "-close", `{"action":"close","event_id":` + id + `,"group_id":0,"ext_ref":"INC-1","resolved_ts":1764000600}`},
 	}
 	for i, w := range want {
 		r := reqs[i]

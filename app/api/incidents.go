@@ -71,6 +71,9 @@ func (s *Server) getIncident(c *gin.Context, in *idIn) (IncidentDetail, error) {
 	return IncidentDetail{Incident: inc, Events: evs}, err
 }
 
+// groupTicketNote: an incident is an alert group (its events' group_id).
+const groupTicketNote = " An incident is an alert group (group_id of the events it first grouped): leaving the open states (resolve, or close while open) closes the group's ticket once (ticket channel)."
+
 // incidentOp returns the handler of POST /api/v1/incidents/{id}/{op}:
 // the move of the state machine and its audit record commit together.
 func (s *Server) incidentOp(op string) func(*gin.Context, *idIn) (record.Incident, error) {
@@ -103,6 +106,11 @@ func (s *Server) incidentOp(op string) func(*gin.Context, *idIn) (record.Inciden
 		}
 		if err != nil {
 			return inc, err
+		}
+		// The incident is an alert group: leaving the open states
+		// (resolved, or closed while open) closes its ticket, once.
+		if s.deps.Notifier != nil && record.IncidentIsOpen(inc.State) && !record.IncidentIsOpen(to) {
+			s.deps.Notifier.GroupResolved(inc.ID, after.UpdatedTS)
 		}
 		return s.deps.Incidents.Incident(c, inc.ID)
 	}

@@ -28,6 +28,9 @@ const alertRoutesKey = "alerts.routes"
 type Notifier interface {
 	Test(ctx context.Context, channel string) error
 	SetRoutes(rs []notify.Route)
+	// GroupResolved closes the tickets of an alert group (an incident
+	// resolved or closed); it never blocks.
+	GroupResolved(id, ts int64) bool
 }
 
 // DeliveryLog reads the delivery log (*store.DB).

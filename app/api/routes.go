@@ -223,10 +223,10 @@ func (s *Server) routeTable() []router.Route {
 			Summary: "Put an incident under investigation (open or ack → investigating)", Description: "Audited (incident.investigate). " + incident.StateMachine, Do: router.JSON(s.incidentOp("investigate")),
 			Errors: map[int]string{404: "no such incident (or another site's)", 409: "the move is not allowed from the incident's state"}},
 		{Method: http.MethodPost, Path: "/api/v1/incidents/{id}/resolve", OperationID: "resolveIncident", Tag: "alerts", Perm: router.Operate,
-			Summary: "Resolve an incident (open, ack or investigating → resolved)", Description: "Audited (incident.resolve). " + incident.StateMachine, Do: router.JSON(s.incidentOp("resolve")),
+			Summary: "Resolve an incident (open, ack or investigating → resolved)", Description: "Audited (incident.resolve). " + incident.StateMachine + groupTicketNote, Do: router.JSON(s.incidentOp("resolve")),
 			Errors: map[int]string{404: "no such incident (or another site's)", 409: "the move is not allowed from the incident's state"}},
 		{Method: http.MethodPost, Path: "/api/v1/incidents/{id}/close", OperationID: "closeIncident", Tag: "alerts", Perm: router.Operate,
-			Summary: "Close an incident (any state but closed → closed, final)", Description: "Audited (incident.close). " + incident.StateMachine, Do: router.JSON(s.incidentOp("close")),
+			Summary: "Close an incident (any state but closed → closed, final)", Description: "Audited (incident.close). " + incident.StateMachine + groupTicketNote, Do: router.JSON(s.incidentOp("close")),
 			Errors: map[int]string{404: "no such incident (or another site's)", 409: "the move is not allowed from the incident's state"}},
 
 		{Method: http.MethodGet, Path: "/api/v1/health", OperationID: "getNetworkHealth", Tag: "alerts", Perm: router.Session,

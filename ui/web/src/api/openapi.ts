@@ -1419,7 +1419,7 @@ export interface paths {
         put?: never;
         /**
          * Close an incident (any state but closed → closed, final)
-         * @description Audited (incident.close). States: open, ack, investigating (these three are open: one per correlation key), resolved, closed (final). ack: open → ack. investigate: open or ack → investigating. resolve: open, ack or investigating → resolved. close: any state but closed → closed. Any other move is 409. A resolved or closed incident is never reopened: the key's next correlation opens a new incident.
+         * @description Audited (incident.close). States: open, ack, investigating (these three are open: one per correlation key), resolved, closed (final). ack: open → ack. investigate: open or ack → investigating. resolve: open, ack or investigating → resolved. close: any state but closed → closed. Any other move is 409. A resolved or closed incident is never reopened: the key's next correlation opens a new incident. An incident is an alert group (group_id of the events it first grouped): leaving the open states (resolve, or close while open) closes the group's ticket once (ticket channel).
          */
         post: operations["closeIncident"];
         delete?: never;
@@ -1459,7 +1459,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve an incident (open, ack or investigating → resolved)
-         * @description Audited (incident.resolve). States: open, ack, investigating (these three are open: one per correlation key), resolved, closed (final). ack: open → ack. investigate: open or ack → investigating. resolve: open, ack or investigating → resolved. close: any state but closed → closed. Any other move is 409. A resolved or closed incident is never reopened: the key's next correlation opens a new incident.
+         * @description Audited (incident.resolve). States: open, ack, investigating (these three are open: one per correlation key), resolved, closed (final). ack: open → ack. investigate: open or ack → investigating. resolve: open, ack or investigating → resolved. close: any state but closed → closed. Any other move is 409. A resolved or closed incident is never reopened: the key's next correlation opens a new incident. An incident is an alert group (group_id of the events it first grouped): leaving the open states (resolve, or close while open) closes the group's ticket once (ticket channel).
          */
         post: operations["resolveIncident"];
         delete?: never;
