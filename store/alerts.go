@@ -264,49 +264,83 @@ func (db *DB) OpenAlertEvents(ctx context.Context) ([]record.AlertEvent, error) 
 	return evs, nil
 }
 
-// AgentInventory is an agent's connection inventory as its last batch
-// left it (JSON, as the intake encoded it).
-type AgentInventory struct {
-	ID          int64
-	Site        string
-	LastSeen    int64
-	Connections string
+// AgentSeq is the seq of an agent's last stored batch.
+type AgentSeq struct {
+	ID      int64
+	LastSeq int64
 }
 
-// AgentInventories returns the inventories of the agents whose last batch
-// arrived at or after since (Unix seconds): the alert engine reads only
-// what changed since its previous cycle.
-func (db *DB) AgentInventories(ctx context.Context, since int64) ([]AgentInventory, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT id, site, last_seen, connections FROM agents WHERE last_seen >= $1 ORDER BY id`, since)
+// AgentSeqs lists the agents seen at or after since (Unix seconds) with
+// the seq of their last batch: the alert engine compares the seqs with
+// the ones it evaluated and reads the inventories of the changed agents
+// only. Seqs, not times: last_seen is the agent's clock, which neither
+// orders one agent's batches reliably nor compares across agents.
+func (db *DB) AgentSeqs(ctx context.Context, since int64) ([]AgentSeq, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT id, last_seq FROM agents WHERE last_seen >= $1 ORDER BY id`, since)
 	if err != nil {
-		return nil, fmt.Errorf("agent inventories: %w", err)
+		return nil, fmt.Errorf("agent seqs: %w", err)
 	}
 	defer rows.Close()
-	out := []AgentInventory{}
+	out := []AgentSeq{}
 	for rows.Next() {
-		var a AgentInventory
-		if err := rows.Scan(&a.ID, &a.Site, &a.LastSeen, &a.Connections); err != nil {
-			return nil, fmt.Errorf("agent inventories: %w", err)
+		var a AgentSeq
+		if err := rows.Scan(&a.ID, &a.LastSeq); err != nil {
+			return nil, fmt.Errorf("agent seqs: %w", err)
 		}
 		out = append(out, a)
 	}
 	return out, rows.Err()
 }
 
-// RecentAgentIDs returns the ids of the agents seen at or after since.
-func (db *DB) RecentAgentIDs(ctx context.Context, since int64) ([]int64, error) {
-	rows, err := db.reader.QueryContext(ctx, `SELECT id FROM agents WHERE last_seen >= $1`, since)
-	if err != nil {
-		return nil, fmt.Errorf("recent agents: %w", err)
-	}
-	defer rows.Close()
-	out := []int64{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("recent agents: %w", err)
+// AgentInventory is an agent's connection inventory as its last batch
+// (seq LastSeq) left it (JSON, as the intake encoded it).
+type AgentInventory struct {
+	ID          int64
+	Site        string
+	LastSeq     int64
+	Connections string
+}
+
+// agentInventoryChunk bounds the ids of one IN list (parameters per
+// statement).
+const agentInventoryChunk = 500
+
+// AgentInventories returns the inventories of the agents ids, by id. The
+// seq is read with the connections in one row, so it names the batch
+// those connections came from even when a newer batch lands meanwhile.
+func (db *DB) AgentInventories(ctx context.Context, ids []int64) ([]AgentInventory, error) {
+	out := []AgentInventory{}
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), agentInventoryChunk)]
+		ids = ids[len(chunk):]
+		var q strings.Builder
+		q.WriteString(`SELECT id, site, last_seq, connections FROM agents WHERE id IN (`)
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			fmt.Fprintf(&q, "$%d", i+1)
+			args[i] = id
 		}
-		out = append(out, id)
+		q.WriteString(`) ORDER BY id`)
+		if err := func() error {
+			rows, err := db.reader.QueryContext(ctx, q.String(), args...)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var a AgentInventory
+				if err := rows.Scan(&a.ID, &a.Site, &a.LastSeq, &a.Connections); err != nil {
+					return err
+				}
+				out = append(out, a)
+			}
+			return rows.Err()
+		}(); err != nil {
+			return nil, fmt.Errorf("agent inventories: %w", err)
+		}
 	}
-	return out, rows.Err()
+	return out, nil
 }

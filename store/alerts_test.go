@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -132,6 +133,72 @@ func TestAlertSilences(t *testing.T) {
 		err = db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteAlertSilence(ctx, id) })
 		if !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("second delete: %v", err)
+		}
+	})
+}
+
+// TestAgentSeqsAndInventories: the alert engine's two reads. AgentSeqs
+// lists the agents seen since a time with their last seq; AgentInventories
+// returns exactly the asked agents' last connections with the seq they
+// came from, across more ids than one IN list takes (500).
+func TestAgentSeqsAndInventories(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		const n = 1203
+		ids := make([]int64, n)
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			for i := range ids {
+				id, _, err := tx.CreateAgent(ctx, store.Agent{Name: fmt.Sprintf("s%d", i), MachineID: fmt.Sprintf("m-s%d", i), TokenHash: fmt.Sprintf("h-s%d", i), EnrolledAt: 1})
+				if err != nil {
+					return err
+				}
+				ids[i] = id
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var batch []record.Telemetry
+		for i, id := range ids {
+			ts := int64(1000)
+			if i%2 == 1 {
+				ts = 500 // seen before the cutoff below
+			}
+			batch = append(batch, record.Telemetry{AgentID: id, Seq: uint64(i + 1), TS: ts, Rates: []byte(`[]`), Counters: []byte(`[]`),
+				Connections: []byte(fmt.Sprintf(`[{"remote_addr":"198.51.100.1:%d"}]`, i+1))})
+		}
+		if _, err := db.WriteTelemetry(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		seqs, err := db.AgentSeqs(ctx, 900)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(seqs) != (n+1)/2 {
+			t.Fatalf("%d agents seen since 900, want %d", len(seqs), (n+1)/2)
+		}
+		for k, s := range seqs {
+			if s.ID != ids[2*k] || s.LastSeq != int64(2*k+1) {
+				t.Fatalf("seqs[%d] = %+v, want agent %d seq %d", k, s, ids[2*k], 2*k+1)
+			}
+		}
+		want := append([]int64{}, ids[:1100]...)
+		invs, err := db.AgentInventories(ctx, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(invs) != len(want) {
+			t.Fatalf("%d inventories, want %d", len(invs), len(want))
+		}
+		for i, inv := range invs {
+			conns := fmt.Sprintf(`[{"remote_addr":"198.51.100.1:%d"}]`, i+1)
+			if inv.ID != ids[i] || inv.LastSeq != int64(i+1) || inv.Connections != conns || inv.Site != "" {
+				t.Fatalf("inventory %d = %+v, want agent %d seq %d %s", i, inv, ids[i], i+1, conns)
+			}
+		}
+		if invs, err := db.AgentInventories(ctx, nil); err != nil || len(invs) != 0 {
+			t.Fatalf("no ids: %v %v", invs, err)
 		}
 	})
 }

@@ -22,7 +22,7 @@ func (h *Hub) buildAlerts() {
 	h.alerts = alerting.New(h.log.With("component", "alerting"), h.cfg.Alerts, alerting.Deps{
 		Store:       h.db,
 		Traffic:     alertTraffic{h},
-		Inventories: &alertInventories{h: h, agents: map[int64]rules.Inventory{}},
+		Inventories: &alertInventories{h: h, seqs: map[int64]evaluated{}},
 		Ifaces:      deviceIfaceRates{h},
 		Settings: func(ctx context.Context) (alerting.Settings, error) {
 			return api.LoadAlertSettings(ctx, h.db, h.vault)
@@ -83,17 +83,29 @@ func (a alertTraffic) Traffic() rules.Traffic {
 	return t
 }
 
-// alertInventories lists the established connections of the hub host and
-// of the agents seen in the last inventoryMaxAge. Agents' inventories are
-// kept parsed between cycles: each cycle reads and parses only the rows
-// whose batch arrived since the previous one (an agent reports every 30 s,
-// the rules run every 5 s), and drops the agents gone quiet.
+// alertInventories lists the established connections of the hub host
+// (read again every cycle: each read is a new observation) and of each
+// agent's batches not evaluated yet. An agent's batch is evaluated once:
+// an agent reports every 30 s and the rules run every 5 s, and evaluating
+// its last inventory again every cycle made a port event's count the
+// number of cycles instead of the number of batches that showed the
+// connection. Each cycle reads the seqs of the agents seen in the last
+// inventoryMaxAge and parses only the inventories whose seq moved.
 type alertInventories struct {
-	h      *Hub
-	mu     sync.Mutex
-	agents map[int64]rules.Inventory
-	since  int64 // last_seen of the newest row read
-	out    []rules.Inventory
+	h     *Hub
+	mu    sync.Mutex
+	seqs  map[int64]evaluated // by agent id
+	gen   uint64
+	want  []int64
+	conns []agentConn
+	out   []rules.Inventory
+}
+
+// evaluated is the last batch of an agent the rules saw; gen is the cycle
+// that last found the agent alive.
+type evaluated struct {
+	seq int64
+	gen uint64
 }
 
 // inventoryMaxAge leaves out agents that stopped reporting: their last
@@ -107,55 +119,83 @@ type agentConn struct {
 	Process    string `json:"process"`
 }
 
+// nextInventory returns out grown by one inventory whose Conns reuse the backing
+// array a previous cycle left there, so the steady state does not
+// allocate per connection.
+func nextInventory(out []rules.Inventory) ([]rules.Inventory, *rules.Inventory) {
+	if len(out) < cap(out) {
+		out = out[:len(out)+1]
+		inv := &out[len(out)-1]
+		*inv = rules.Inventory{Conns: inv.Conns[:0]}
+		return out, inv
+	}
+	out = append(out, rules.Inventory{})
+	return out, &out[len(out)-1]
+}
+
 func (a *alertInventories) Inventories(ctx context.Context) ([]rules.Inventory, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.seqs == nil {
+		a.seqs = map[int64]evaluated{}
+	}
 	out := a.out[:0]
+	defer func() { a.out = out }()
 	if a.h.conns != nil {
 		if cs, err := a.h.conns.Cached(ctx, 5*time.Second); err == nil {
-			inv := rules.Inventory{}
+			var inv *rules.Inventory
+			out, inv = nextInventory(out)
 			for _, c := range cs {
 				inv.Conns = appendConn(inv.Conns, c.RemoteAddr, c.Status, c.Process, 0, "")
 			}
-			out = append(out, inv)
 		}
 	}
 	cutoff := time.Now().Add(-inventoryMaxAge).Unix()
-	// Rows stamped in the second of the previous read are read again: a
-	// batch stored later in that same second is not missed.
-	changed, err := a.h.db.AgentInventories(ctx, max(a.since, cutoff))
+	alive, err := a.h.db.AgentSeqs(ctx, cutoff)
 	if err != nil {
 		return out, err
 	}
-	var conns []agentConn
+	a.gen++
+	a.want = a.want[:0]
+	for _, s := range alive {
+		e, ok := a.seqs[s.ID]
+		if !ok || e.seq != s.LastSeq {
+			a.want = append(a.want, s.ID)
+		}
+		e.gen = a.gen
+		a.seqs[s.ID] = e
+	}
+	// Agents gone quiet (or deleted) are forgotten: a batch after that
+	// is evaluated as new.
+	for id, e := range a.seqs {
+		if e.gen != a.gen {
+			delete(a.seqs, id)
+		}
+	}
+	if len(a.want) == 0 {
+		return out, nil
+	}
+	changed, err := a.h.db.AgentInventories(ctx, a.want)
+	if err != nil {
+		return out, err
+	}
 	for _, ag := range changed {
-		a.since = max(a.since, ag.LastSeen)
-		conns = conns[:0]
-		if err := json.Unmarshal([]byte(ag.Connections), &conns); err != nil {
+		e, ok := a.seqs[ag.ID]
+		if !ok || e.seq == ag.LastSeq {
 			continue
 		}
-		inv := rules.Inventory{AgentID: ag.ID, Site: ag.Site, Conns: a.agents[ag.ID].Conns[:0]}
-		for _, c := range conns {
+		a.seqs[ag.ID] = evaluated{seq: ag.LastSeq, gen: a.gen}
+		a.conns = a.conns[:0]
+		if err := json.Unmarshal([]byte(ag.Connections), &a.conns); err != nil {
+			continue
+		}
+		var inv *rules.Inventory
+		out, inv = nextInventory(out)
+		inv.AgentID, inv.Site = ag.ID, ag.Site
+		for _, c := range a.conns {
 			inv.Conns = appendConn(inv.Conns, c.RemoteAddr, c.Status, c.Process, ag.ID, ag.Site)
 		}
-		a.agents[ag.ID] = inv
 	}
-	alive, err := a.h.db.RecentAgentIDs(ctx, cutoff)
-	if err != nil {
-		return out, err
-	}
-	keep := make(map[int64]bool, len(alive))
-	for _, id := range alive {
-		keep[id] = true
-	}
-	for id, inv := range a.agents {
-		if !keep[id] {
-			delete(a.agents, id)
-			continue
-		}
-		out = append(out, inv)
-	}
-	a.out = out
 	return out, nil
 }
 

@@ -67,3 +67,62 @@ func TestAgentConnectionRules(t *testing.T) {
 		}
 	})
 }
+
+// TestAgentPortCountPerBatch: a port event's count is the number of
+// batches that showed the connection, whatever the number of 5-second
+// cycles in between (each cycle used to evaluate every agent's last
+// inventory again, so the count grew by one per cycle, not per batch),
+// and an agent whose clock runs ahead of another's does not hide the
+// other's later batches (the read cursor used to be the highest
+// agent-stamped last_seen of all agents).
+func TestAgentPortCountPerBatch(t *testing.T) {
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		h, admin := fleetHub(t, dsn, func(c *config.HubConfig) { c.Alerts.Enabled = false })
+		ctx := context.Background()
+		admin.call("PUT", "/api/alerts", `{"ports":{"enabled":true,"ports":[4444]}}`).must(t, 200)
+		a := enrolled(t, hello(t, h, testStaticToken, wire.Hello{Name: "ws-a", MachineID: "m-count-a"}))
+		b := enrolled(t, hello(t, h, testStaticToken, wire.Hello{Name: "ws-b", MachineID: "m-count-b"}))
+		send := func(ag wire.HelloResponse, seq uint64, ts int64) {
+			batch := wire.Telemetry{TS: ts, Seq: seq, Interfaces: []wire.Interface{{Name: "eth0"}},
+				Connections: []wire.Connection{{Proto: "tcp", LocalAddr: "10.0.0.5:50000", RemoteAddr: "198.51.100.7:4444", Status: "ESTABLISHED", PID: 10, Process: "nc"}}}
+			telemetry(t, h, ag.AgentToken, batch).must(t, 200)
+			eventually(t, "the batch stored", func() bool {
+				row, err := h.db.Agent(ctx, ag.AgentID)
+				return err == nil && row.LastSeq == seq
+			})
+		}
+		cycles := func(n int) {
+			for range n {
+				h.alerts.EvalInventory(ctx)
+			}
+		}
+		count := func(ag wire.HelloResponse) int64 {
+			evs, err := h.db.ListAlertEvents(ctx, store.AlertFilter{AgentID: ag.AgentID, Kind: "port"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) != 1 {
+				t.Fatalf("agent %d port events: %+v", ag.AgentID, evs)
+			}
+			return evs[0].Count
+		}
+		now := time.Now().Unix()
+		send(a, 1, now)
+		send(b, 1, now+3600) // b's clock is an hour ahead
+		cycles(4)
+		if ca, cb := count(a), count(b); ca != 1 || cb != 1 {
+			t.Fatalf("after one batch each and 4 cycles: counts %d and %d, want 1 and 1", ca, cb)
+		}
+		send(a, 2, now+1)
+		cycles(4)
+		if ca, cb := count(a), count(b); ca != 2 || cb != 1 {
+			t.Fatalf("after a's second batch and 4 cycles: counts %d and %d, want 2 and 1", ca, cb)
+		}
+		send(a, 3, now+2)
+		send(b, 2, now+3601)
+		cycles(1)
+		if ca, cb := count(a), count(b); ca != 3 || cb != 2 {
+			t.Fatalf("after a third and a second batch: counts %d and %d, want 3 and 2", ca, cb)
+		}
+	})
+}
