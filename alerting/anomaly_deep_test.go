@@ -1,0 +1,118 @@
+package alerting_test
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"testing"
+	"time"
+
+	"netmon/alerting"
+	"netmon/alerting/anomaly"
+	"netmon/store"
+	"netmon/store/record"
+	"netmon/store/storetest"
+)
+
+// storeRates is the engine's anomaly input read from the real store, as
+// app/hub wires it: one agent, its interface, hourly and deep series.
+type storeRates struct {
+	db    *store.DB
+	agent int64
+}
+
+func (s storeRates) RateSeries(context.Context) ([]alerting.SeriesRef, error) {
+	return []alerting.SeriesRef{{AgentID: s.agent, Site: "north"}}, nil
+}
+
+func (s storeRates) RateMinutes(ctx context.Context, agentID, from, to int64) (in, out []anomaly.Point, err error) {
+	ms, err := s.db.RateMinutes(ctx, agentID, from, to)
+	for _, m := range ms {
+		in, out = append(in, anomaly.Point{TS: m.TS, V: m.InBps}), append(out, anomaly.Point{TS: m.TS, V: m.OutBps})
+	}
+	return in, out, err
+}
+
+func (s storeRates) DeepTop(ctx context.Context, agentID, from, to int64, n int) ([]string, []string, error) {
+	return s.db.DeepTop(ctx, agentID, from, to, n)
+}
+
+func (s storeRates) DeepMinutes(ctx context.Context, agentID, from, to int64, procs, domains []string) (map[string][]anomaly.Point, error) {
+	ms, err := s.db.DeepMinutes(ctx, agentID, from, to, procs, domains)
+	out := make(map[string][]anomaly.Point, len(ms))
+	for k, l := range ms {
+		for _, m := range l {
+			out[k] = append(out[k], anomaly.Point{TS: m.TS, V: m.V})
+		}
+	}
+	return out, err
+}
+
+// TestAnomalyDeepSpike: a seeded 7-day history of deep minutes (curl at
+// 10 and 14 Mbit/s, a.test at 4 and 6 queries a minute, every 08:00 hour)
+// and a live spike of both in the last window fire anomaly
+// <agent>|proc:curl and <agent>|dns:a.test with the exact messages, on
+// both databases; the quiet process stays silent.
+func TestAnomalyDeepSpike(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		c := newClock() // 2027-01-15 08:00:00 UTC
+		var agent int64
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			agent, _, err = tx.CreateAgent(ctx, store.Agent{Name: "a", Site: "north", TokenHash: "h-a", EnrolledAt: 1})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var batches []record.Deep
+		add := func(ts int64, curlBytes, queries uint64) {
+			batches = append(batches, record.Deep{AgentID: agent, Seq: uint64(len(batches) + 1), TS: ts,
+				Processes: []record.ProcessBytes{{Process: "curl", PID: 1, BytesIn: curlBytes}, {Process: "sshd", PID: 2, BytesOut: 75e6}},
+				DNS:       []record.DNSCount{{Domain: "a.test", Process: "curl", Queries: queries}}})
+		}
+		for d := 1; d <= 7; d++ {
+			hour := c.t.Add(-time.Duration(d) * 24 * time.Hour).Unix()
+			for m := range int64(60) {
+				if m%2 == 0 {
+					add(hour+m*60, 75e6, 4) // 10 Mbit/s
+				} else {
+					add(hour+m*60, 105e6, 6) // 14 Mbit/s
+				}
+			}
+		}
+		for ts := c.t.Unix() - 300; ts <= c.t.Unix(); ts += 60 {
+			add(ts, 750e6, 120) // 100 Mbit/s, 120 queries a minute
+		}
+		if _, err := db.WriteDeep(ctx, batches); err != nil {
+			t.Fatal(err)
+		}
+		s := alerting.DefaultSettings()
+		s.Enabled, s.Anomaly.Enabled, s.Anomaly.CritZ = true, true, 0
+		e := newEngine(t, db, c, s, alerting.Deps{Rates: storeRates{db, agent}})
+		e.EvalAnomaly(ctx)
+		evs := events(t, db)
+		sd := 2e6 * math.Sqrt(420.0/419)
+		if z := 88e6 / sd; math.Abs(z-43.947) > 1e-3 {
+			t.Fatalf("z %v", z)
+		}
+		pfx := "agent " + strconv.FormatInt(agent, 10) + ": "
+		want := map[string]string{
+			strconv.FormatInt(agent, 10) + "|proc:curl":  pfx + "proc:curl 100.0 Mbit/s, z = 43.9 against 08:00 UTC over 7 days (mean 12.0, sd 2.0, 420 samples)",
+			strconv.FormatInt(agent, 10) + "|dns:a.test": pfx + "dns:a.test 120.0 queries/min, z = 114.9 against 08:00 UTC over 7 days (mean 5.0, sd 1.0, 420 samples)",
+		}
+		if len(evs) != 2 {
+			t.Fatalf("events: %+v", evs)
+		}
+		for _, ev := range evs {
+			if want[ev.Key] != ev.Message || ev.Kind != alerting.KindAnomaly || ev.Severity != alerting.SeverityAnomaly || ev.AgentID != agent {
+				t.Errorf("event %q: %+v, want message %q", ev.Key, ev, want[ev.Key])
+			}
+		}
+		act := e.ActiveAnomalies()
+		if len(act) != 2 || act[0].Metric != "proc:curl" || act[0].Unit != "bit/s" || act[0].Samples != 420 || act[0].Mean != 12e6 ||
+			act[1].Metric != "dns:a.test" || act[1].Unit != "queries/min" || act[1].Value != 120 || act[1].Weekly {
+			t.Errorf("active: %+v", act)
+		}
+	})
+}
