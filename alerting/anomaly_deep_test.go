@@ -116,3 +116,67 @@ func TestAnomalyDeepSpike(t *testing.T) {
 		}
 	})
 }
+
+func (s storeRates) RateHours(ctx context.Context, agentID, from, to int64) (in, out []anomaly.HourAgg, err error) {
+	hs, err := s.db.RateHours(ctx, agentID, from, to)
+	for _, h := range hs {
+		in = append(in, anomaly.HourAgg{TS: h.TS, N: h.N, Sum: h.InSum, SumSq: h.InSq})
+		out = append(out, anomaly.HourAgg{TS: h.TS, N: h.N, Sum: h.OutSum, SumSq: h.OutSq})
+	}
+	return in, out, err
+}
+
+// TestAnomalyWeekly: the hub capture's minutes seeded over 4 weeks
+// (Fridays 08:00 at 10/14 Mbit/s, the other days' 08:00 at 40/44) judge
+// a 35 Mbit/s window against Fridays 08:00 with the exact message; with 3
+// weeks the hour-of-day band (mean 37.7 Mbit/s) judges and finds it
+// ordinary. Both databases.
+func TestAnomalyWeekly(t *testing.T) {
+	for _, weeks := range []int{4, 3} {
+		storetest.Each(t, func(t *testing.T, db *store.DB) {
+			ctx := context.Background()
+			c := newClock() // Friday 2027-01-15 08:00:00 UTC
+			if wd := c.t.UTC().Weekday(); wd != time.Friday {
+				t.Fatalf("clock on %s", wd)
+			}
+			minute := func(ts, bits int64) {
+				if err := db.AddTrafficMinute(ctx, store.TrafficMinute{TS: ts, InBytes: bits * 60 / 8, Seconds: 60}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for d := 1; d <= weeks*7; d++ {
+				hour := c.t.Add(-time.Duration(d) * 24 * time.Hour).Unix()
+				lo := int64(40e6)
+				if d%7 == 0 {
+					lo = 10e6
+				}
+				for m := range int64(60) {
+					minute(hour+m*60, lo+m%2*4e6)
+				}
+			}
+			for ts := c.t.Unix() - 300; ts <= c.t.Unix(); ts += 60 {
+				minute(ts, 35e6)
+			}
+			s := alerting.DefaultSettings()
+			s.Enabled, s.Anomaly.Enabled, s.Anomaly.CritZ = true, true, 0
+			e := newEngine(t, db, c, s, alerting.Deps{Rates: storeRates{db, 0}})
+			e.EvalAnomaly(ctx)
+			evs := events(t, db)
+			if weeks == 3 {
+				if len(evs) != 0 {
+					t.Fatalf("3 weeks: %+v", evs)
+				}
+				return
+			}
+			want := "hub capture: in 35.0 Mbit/s, z = 11.5 against Fridays 08:00 UTC over 4 weeks (mean 12.0, sd 2.0, 240 samples)"
+			if len(evs) != 1 || evs[0].Key != "0|in" || evs[0].Message != want {
+				t.Fatalf("events %+v, want one 0|in %q", evs, want)
+			}
+			act := e.ActiveAnomalies()
+			if len(act) != 1 || !act[0].Weekly || act[0].Weekday != 5 || act[0].Samples != 240 || act[0].Mean != 12e6 ||
+				math.Abs(act[0].Z-23e6/(2e6*math.Sqrt(240.0/239))) > 1e-9 {
+				t.Fatalf("active %+v", act)
+			}
+		})
+	}
+}
