@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"netmon/alerting/anomaly"
@@ -133,7 +134,11 @@ func (e *Engine) EvalAnomaly(ctx context.Context) {
 	var alerts []rules.Alert
 	var active []Deviation
 	var todo []seriesJudge
-	judged := map[string]bool{}
+	judged := make(map[string]bool, len(series)*2)
+	// complete holds the agents whose every series was read this cycle:
+	// an open deep anomaly of such an agent whose process or domain left
+	// the top list (so was not judged) resolves too.
+	complete := make(map[int64]bool, len(series))
 	for _, s := range series {
 		b, err := e.baselineFor(ctx, s.AgentID, now, winStart)
 		if err != nil {
@@ -153,7 +158,10 @@ func (e *Engine) EvalAnomaly(ctx context.Context) {
 				e.m.errors.Inc()
 			} else {
 				todo = b.appendDeep(todo, win)
+				complete[s.AgentID] = true
 			}
+		} else {
+			complete[s.AgentID] = true
 		}
 		for _, m := range todo {
 			key := strconv.FormatInt(s.AgentID, 10) + "|" + m.metric
@@ -187,13 +195,21 @@ func (e *Engine) EvalAnomaly(ctx context.Context) {
 	e.raiseLocked(ctx, now, alerts)
 	e.active = active
 	// Condition-based resolve: an open anomaly whose series was judged
-	// and does not deviate now is resolved.
+	// and does not deviate now is resolved, and so is one of a series no
+	// longer judged (a process or domain out of the top list) of an
+	// agent read whole.
 	for k, o := range e.open {
 		kind, key, _ := cutKind(k)
 		if kind != KindAnomaly {
 			continue
 		}
-		if deviates, seen := judged[key]; seen && !deviates {
+		deviates, seen := judged[key]
+		if !seen {
+			agent, _, _ := strings.Cut(key, "|")
+			id, err := strconv.ParseInt(agent, 10, 64)
+			seen = err == nil && complete[id]
+		}
+		if seen && !deviates {
 			if e.dep.Store != nil {
 				if err := e.dep.Store.ResolveAlertEvent(ctx, o.id, now.Unix()); err != nil {
 					e.m.errors.Inc()
