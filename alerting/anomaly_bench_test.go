@@ -9,6 +9,9 @@ import (
 
 	"netmon/alerting"
 	"netmon/alerting/anomaly"
+	"netmon/store"
+	"netmon/store/record"
+	"netmon/store/storetest"
 )
 
 // benchRates is 1 000 agents, each with interface in/out, 10 processes
@@ -22,10 +25,12 @@ type benchRates struct {
 	procs, domain []string
 	deepHist      map[string][]anomaly.Point
 	deepWin       map[string][]anomaly.Point
+	// histBefore tells a history read (from 7 days back) from a window's.
+	histBefore int64
 }
 
 func newBenchRates(agents int, now time.Time) *benchRates {
-	r := &benchRates{deepHist: map[string][]anomaly.Point{}, deepWin: map[string][]anomaly.Point{}}
+	r := &benchRates{deepHist: map[string][]anomaly.Point{}, deepWin: map[string][]anomaly.Point{}, histBefore: now.Add(-24 * time.Hour).Unix()}
 	for i := 1; i <= agents; i++ {
 		r.series = append(r.series, alerting.SeriesRef{AgentID: int64(i), Site: "s"})
 	}
@@ -54,7 +59,7 @@ func newBenchRates(agents int, now time.Time) *benchRates {
 func (r *benchRates) RateSeries(context.Context) ([]alerting.SeriesRef, error) { return r.series, nil }
 
 func (r *benchRates) RateMinutes(_ context.Context, _, from, _ int64) (in, out []anomaly.Point, err error) {
-	if from < r.win[len(r.win)-1].TS {
+	if from < r.histBefore {
 		return r.hist, r.hist, nil
 	}
 	return r.win, r.win, nil
@@ -65,7 +70,7 @@ func (r *benchRates) DeepTop(context.Context, int64, int64, int64, int) ([]strin
 }
 
 func (r *benchRates) DeepMinutes(_ context.Context, _, from, _ int64, _, _ []string) (map[string][]anomaly.Point, error) {
-	if from < r.win[len(r.win)-1].TS {
+	if from < r.histBefore {
 		return r.deepHist, nil
 	}
 	return r.deepWin, nil
@@ -107,4 +112,55 @@ func BenchmarkEvalAnomaly(b *testing.B) {
 		e.EvalAnomaly(ctx)
 	}
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/cycle")
+}
+
+// topRates is one agent whose top process list the test sets; every
+// process has the benchmark's quiet history, the window at `level`.
+type topRates struct {
+	*benchRates
+	top   []string
+	level float64
+}
+
+func (r *topRates) DeepTop(context.Context, int64, int64, int64, int) ([]string, []string, error) {
+	return r.top, nil, nil
+}
+
+func (r *topRates) DeepMinutes(_ context.Context, _, from, _ int64, procs, _ []string) (map[string][]anomaly.Point, error) {
+	out := map[string][]anomaly.Point{}
+	for _, p := range procs {
+		if from < r.histBefore {
+			out["proc:"+p] = r.hist
+		} else {
+			out["proc:"+p] = []anomaly.Point{{TS: from, V: r.level}}
+		}
+	}
+	return out, nil
+}
+
+// TestAnomalyTopListResolve: proc:x deviates and fires; the next hour x
+// is no longer among the agent's top processes, so it is not judged, and
+// its open anomaly resolves (the agent was read whole), while the
+// interface keys, never firing, stay untouched.
+func TestAnomalyTopListResolve(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		c := newClock()
+		c.advance(30 * time.Minute)
+		r := &topRates{benchRates: newBenchRates(1, c.t), top: []string{"x"}, level: 100}
+		s := alerting.DefaultSettings()
+		s.Enabled, s.Anomaly.Enabled = true, true
+		e := newEngine(t, db, c, s, alerting.Deps{Rates: r})
+		ctx := context.Background()
+		e.EvalAnomaly(ctx)
+		if evs := events(t, db); len(evs) != 1 || evs[0].Key != "1|proc:x" || evs[0].State != record.AlertFiring {
+			t.Fatalf("spike: %+v", evs)
+		}
+		r.top, r.level = []string{"y"}, 12 // y is quiet
+		c.advance(time.Hour)
+		r.benchRates = newBenchRates(1, c.t)
+		e.EvalAnomaly(ctx)
+		if evs := events(t, db); len(evs) != 1 || evs[0].State != "resolved" || evs[0].ResolvedTS != c.t.Unix() {
+			t.Fatalf("after x left the top list: %+v", evs)
+		}
+	})
 }
