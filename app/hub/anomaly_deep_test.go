@@ -8,6 +8,7 @@ import (
 
 	"netmon/agentmode/wire"
 	"netmon/app/config"
+	"netmon/store"
 	"netmon/store/record"
 	"netmon/store/storetest"
 )
@@ -68,6 +69,38 @@ func TestAnomalyBaselineDeep(t *testing.T) {
 		}
 		for _, bad := range []string{"agent_id=0&metric=proc:curl", "agent_id=0&metric=sideways", fmt.Sprintf("agent_id=%d&metric=dns:", a.AgentID)} {
 			admin.call("GET", "/api/v1/anomaly/baseline?"+bad, nil).must(t, 400)
+		}
+	})
+}
+
+// TestAgentRateHours: an agent's interface minutes (from telemetry
+// through the intake) aggregate by hour with the exact count, sums and
+// sums of squares, on both databases: the weekly bands' input.
+func TestAgentRateHours(t *testing.T) {
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		h, _ := fleetHub(t, dsn, func(c *config.HubConfig) { c.Alerts.Enabled = false })
+		ctx := context.Background()
+		a := enrolled(t, hello(t, h, testStaticToken, wire.Hello{Name: "ws-hours", MachineID: "m-hours"}))
+		// Two minutes at the start of an hour in the past: 16000 and 4000
+		// bit/s in, 800 out (as TestAgentRateMinutes).
+		hour := time.Now().Unix()/3600*3600 - 3600
+		for i, b := range []struct {
+			ts     int64
+			rx, tx uint64
+		}{{hour + 0, 0, 0}, {hour + 10, 10_000, 1_000}, {hour + 20, 40_000, 2_000}, {hour + 70, 65_000, 7_000}} {
+			telemetry(t, h, a.AgentToken, wire.Telemetry{TS: b.ts, Seq: uint64(i + 1), Interfaces: []wire.Interface{{Name: "eth0", RxBytes: b.rx, TxBytes: b.tx}}}).must(t, 200)
+		}
+		eventually(t, "the samples stored", func() bool {
+			ms, err := h.db.RateMinutes(ctx, a.AgentID, hour, hour+120)
+			return err == nil && len(ms) == 2
+		})
+		got, err := h.db.RateHours(ctx, a.AgentID, hour-3600, hour+3600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := store.RateHour{TS: hour, N: 2, InSum: 20000, InSq: 16000*16000 + 4000*4000, OutSum: 1600, OutSq: 2 * 800 * 800}
+		if len(got) != 1 || got[0] != want {
+			t.Fatalf("hours %+v, want [%+v]", got, want)
 		}
 	})
 }
