@@ -2,6 +2,7 @@ package alerting_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strconv"
 	"testing"
@@ -129,8 +130,8 @@ func (s storeRates) RateHours(ctx context.Context, agentID, from, to int64) (in,
 // TestAnomalyWeekly: the hub capture's minutes seeded over 4 weeks
 // (Fridays 08:00 at 10/14 Mbit/s, the other days' 08:00 at 40/44) judge
 // a 35 Mbit/s window against Fridays 08:00 with the exact message; with 3
-// weeks the hour-of-day band (mean 37.7 Mbit/s) judges and finds it
-// ordinary. Both databases.
+// weeks the hour-of-day band (mean 37.7 Mbit/s) judges an 80 Mbit/s
+// window, the message saying so. Both databases.
 func TestAnomalyWeekly(t *testing.T) {
 	for _, weeks := range []int{4, 3} {
 		storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -154,8 +155,12 @@ func TestAnomalyWeekly(t *testing.T) {
 					minute(hour+m*60, lo+m%2*4e6)
 				}
 			}
+			level := int64(35e6)
+			if weeks == 3 {
+				level = 80e6
+			}
 			for ts := c.t.Unix() - 300; ts <= c.t.Unix(); ts += 60 {
-				minute(ts, 35e6)
+				minute(ts, level)
 			}
 			s := alerting.DefaultSettings()
 			s.Enabled, s.Anomaly.Enabled, s.Anomaly.CritZ = true, true, 0
@@ -163,8 +168,17 @@ func TestAnomalyWeekly(t *testing.T) {
 			e.EvalAnomaly(ctx)
 			evs := events(t, db)
 			if weeks == 3 {
-				if len(evs) != 0 {
-					t.Fatalf("3 weeks: %+v", evs)
+				// The hour-of-day band of the 7 days: 360 minutes at 40/44
+				// and the last Friday's 60 at 10/14 Mbit/s.
+				n := 420.0
+				mean := (180*40e6 + 180*44e6 + 30*10e6 + 30*14e6) / n
+				sd := math.Sqrt((180*40e6*40e6 + 180*44e6*44e6 + 30*10e6*10e6 + 30*14e6*14e6 - n*mean*mean) / (n - 1))
+				want := fmt.Sprintf("hub capture: in 80.0 Mbit/s, z = %.1f against 08:00 UTC over 7 days (mean %.1f, sd %.1f, 420 samples)", (80e6-mean)/sd, mean/1e6, sd/1e6)
+				if want != "hub capture: in 80.0 Mbit/s, z = 4.0 against 08:00 UTC over 7 days (mean 37.7, sd 10.7, 420 samples)" {
+					t.Fatalf("expected message %q", want)
+				}
+				if len(evs) != 1 || evs[0].Message != want {
+					t.Fatalf("3 weeks: %+v, want %q", evs, want)
 				}
 				return
 			}
