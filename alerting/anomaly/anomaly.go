@@ -78,7 +78,18 @@ type Deviation struct {
 	Crit   bool
 	// Deviates is true when |z| reaches the sensitivity.
 	Deviates bool
+	// Unit is the value's unit: "" (bit/s) or UnitQueries (DNS queries
+	// per minute).
+	Unit string
+	// Weekly is true when Band is the hour-of-week band of Weekday, with
+	// Weeks weeks of history.
+	Weekly  bool
+	Weekday time.Weekday
+	Weeks   int
 }
+
+// UnitQueries is the unit of DNS series: queries per minute.
+const UnitQueries = "queries/min"
 
 // Judge averages the points of the window ending at now and scores them
 // against the band of now's hour. ok is false when the window is empty or
@@ -104,7 +115,13 @@ func Judge(b *Baseline, window []Point, now time.Time, metric string, cfg Config
 
 // Message explains a deviation: "in 48.2 Mbit/s, z = 4.1 against 09:00
 // UTC (mean 11.3, sd 9.0, 28 samples)".
+// A weekly band reads "against Tuesdays 09:00 UTC over 4 weeks"; a DNS
+// series counts queries per minute instead of Mbit/s.
 func (d Deviation) Message() string {
-	return fmt.Sprintf("%s %.1f Mbit/s, z = %.1f against %02d:00 UTC over %d days (mean %.1f, sd %.1f, %d samples)",
-		d.Metric, d.Value/1e6, d.Z, d.Band.Hour, BaselineDays, d.Band.Mean/1e6, d.Band.SD/1e6, d.Band.N)
+	if d.Unit == UnitQueries {
+		return fmt.Sprintf("%s %.1f queries/min, z = %.1f against %s (mean %.1f, sd %.1f, %d samples)",
+			d.Metric, d.Value, d.Z, d.against(), d.Band.Mean, d.Band.SD, d.Band.N)
+	}
+	return fmt.Sprintf("%s %.1f Mbit/s, z = %.1f against %s (mean %.1f, sd %.1f, %d samples)",
+		d.Metric, d.Value/1e6, d.Z, d.against(), d.Band.Mean/1e6, d.Band.SD/1e6, d.Band.N)
 }

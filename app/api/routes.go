@@ -235,13 +235,13 @@ func (s *Server) routeTable() []router.Route {
 			Do:          router.JSON(s.networkHealth)},
 
 		{Method: http.MethodGet, Path: "/api/v1/anomaly/baseline", OperationID: "getAnomalyBaseline", Tag: "alerts", Perm: router.Session,
-			Summary:     "Seasonal expected band (mean ± sensitivity·sd by hour of day, UTC, over 7 days) and the actual series of a traffic metric",
-			Description: "agent_id 0 is the hub capture (traffic_minutes); an agent's series is its interface traffic averaged per minute. A band built from fewer than min_samples minutes is not judged (judged false). The window being judged (the last window_min minutes) is left out of the bands. Another site's agent (or the hub capture for a site-bound caller): 404.",
+			Summary:     "Seasonal expected band (mean ± sensitivity·sd by hour of day, UTC, over 7 days; by hour of week once 4 weeks exist) and the actual series of a traffic metric",
+			Description: "agent_id 0 is the hub capture (traffic_minutes); an agent's series is its interface traffic averaged per minute. metric is in or out (bit/s), or for an agent's deep collection proc:<process> (the process's bytes in and out summed over its PIDs, bit/s) or dns:<domain> (DNS queries per minute); a deep series counts only the minutes it was seen. The anomaly rule judges an agent's 10 busiest processes and 10 most queried domains over the 7 days (keys <agent>|proc:<process>, <agent>|dns:<domain>). For in and out, weekly_bands lists the hour-of-week bands with at least 4 distinct weeks of history (read as hourly aggregates over 28 days; the raw minutes are kept -retention-hours, 168 by default, so these exist only with -retention-hours 672 or more); a minute of such an hour is judged against it (weekly true), other minutes against their hour of day. A band built from fewer than min_samples minutes is not judged (judged false). The window being judged (the last window_min minutes) is left out of the bands. A metric naming no series (or a deep metric for agent_id 0): 400. Another site's agent (or the hub capture for a site-bound caller): 404.",
 			Do:          router.JSON(s.anomalyBaseline),
-			Errors:      map[int]string{404: "no such agent (or another site's)"}},
+			Errors:      map[int]string{400: "metric names no series", 404: "no such agent (or another site's)"}},
 		{Method: http.MethodGet, Path: "/api/v1/anomaly/active", OperationID: "listActiveAnomalies", Tag: "alerts", Perm: router.Session,
 			Summary:     "Current deviations: series whose last window's |z| reaches the sensitivity, as of the last evaluation (every minute)",
-			Description: "Each carries the band it was judged against and the message of its anomaly alert. A site-bound caller sees its site's agents only.",
+			Description: "Each carries the band it was judged against (weekly true: the hour-of-week band of weekday, 0 Sunday; else the hour-of-day band), its unit (bit/s, or queries/min for dns:<domain>) and the message of its anomaly alert. A site-bound caller sees its site's agents only.",
 			Do:          router.JSON(s.anomalyActive)},
 
 		// Threat intelligence and enrichment (spec 4.10).

@@ -795,7 +795,7 @@ export interface paths {
         };
         /**
          * Current deviations: series whose last window's |z| reaches the sensitivity, as of the last evaluation (every minute)
-         * @description Each carries the band it was judged against and the message of its anomaly alert. A site-bound caller sees its site's agents only.
+         * @description Each carries the band it was judged against (weekly true: the hour-of-week band of weekday, 0 Sunday; else the hour-of-day band), its unit (bit/s, or queries/min for dns:<domain>) and the message of its anomaly alert. A site-bound caller sees its site's agents only.
          */
         get: operations["listActiveAnomalies"];
         put?: never;
@@ -814,8 +814,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Seasonal expected band (mean ± sensitivity·sd by hour of day, UTC, over 7 days) and the actual series of a traffic metric
-         * @description agent_id 0 is the hub capture (traffic_minutes); an agent's series is its interface traffic averaged per minute. A band built from fewer than min_samples minutes is not judged (judged false). The window being judged (the last window_min minutes) is left out of the bands. Another site's agent (or the hub capture for a site-bound caller): 404.
+         * Seasonal expected band (mean ± sensitivity·sd by hour of day, UTC, over 7 days; by hour of week once 4 weeks exist) and the actual series of a traffic metric
+         * @description agent_id 0 is the hub capture (traffic_minutes); an agent's series is its interface traffic averaged per minute. metric is in or out (bit/s), or for an agent's deep collection proc:<process> (the process's bytes in and out summed over its PIDs, bit/s) or dns:<domain> (DNS queries per minute); a deep series counts only the minutes it was seen. The anomaly rule judges an agent's 10 busiest processes and 10 most queried domains over the 7 days (keys <agent>|proc:<process>, <agent>|dns:<domain>). For in and out, weekly_bands lists the hour-of-week bands with at least 4 distinct weeks of history (read as hourly aggregates over 28 days; the raw minutes are kept -retention-hours, 168 by default, so these exist only with -retention-hours 672 or more); a minute of such an hour is judged against it (weekly true), other minutes against their hour of day. A band built from fewer than min_samples minutes is not judged (judged false). The window being judged (the last window_min minutes) is left out of the bands. A metric naming no series (or a deep metric for agent_id 0): 400. Another site's agent (or the hub capture for a site-bound caller): 404.
          */
         get: operations["getAnomalyBaseline"];
         put?: never;
@@ -1849,14 +1849,17 @@ export interface components {
         AlertingDeviation: {
             agent_id: number;
             site: string;
+            metric: string;
             /** @enum {string} */
-            metric: "in" | "out";
+            unit: "bit/s" | "queries/min";
             value_bps: number;
             z: number;
             mean_bps: number;
             sd_bps: number;
             samples: number;
             hour_utc: number;
+            weekly: boolean;
+            weekday: number;
             crit: boolean;
             message: string;
             ts: number;
@@ -1941,13 +1944,15 @@ export interface components {
             agent_id: number;
             metric: string;
             /** @enum {string} */
-            unit: "bit/s";
+            unit: "bit/s" | "queries/min";
             sensitivity: number;
             min_samples: number;
             /** @description the 24 hour-of-day bands (UTC) */
             bands: components["schemas"]["BandView"][];
             /** @description each minute of the window with its band */
             points: components["schemas"]["BaselinePoint"][];
+            /** @description hour-of-week bands (UTC) with at least 4 weeks of history; empty when none */
+            weekly_bands: components["schemas"]["WeekBandView"][];
         };
         AuthErrorBody: {
             /** @enum {string} */
@@ -2029,6 +2034,7 @@ export interface components {
             mean: number;
             lower: number;
             upper: number;
+            weekly: boolean;
         };
         CaptureBucket: {
             ts: number;
@@ -2917,6 +2923,18 @@ export interface components {
             device_id: number;
             /** @description the access device's port (optional) */
             port: string;
+        };
+        WeekBandView: {
+            hour_utc: number;
+            mean: number;
+            sd: number;
+            samples: number;
+            lower: number;
+            upper: number;
+            judged: boolean;
+            /** @description 0 Sunday .. 6 Saturday */
+            weekday: number;
+            weeks: number;
         };
         WireCertRequest: {
             csr_pem: string;
@@ -5408,8 +5426,8 @@ export interface operations {
             query?: {
                 /** @description the agent (0: the hub capture) */
                 agent_id?: number;
-                /** @description traffic direction */
-                metric?: "in" | "out";
+                /** @description in, out (interface or hub capture traffic, bit/s), proc:<process> (an agent's process traffic, bit/s) or dns:<domain> (an agent's DNS queries per minute) */
+                metric?: string;
                 /** @description hours of actual series, ending now */
                 hours?: number;
             };
@@ -5428,7 +5446,7 @@ export interface operations {
                     "application/json": components["schemas"]["AnomalyBaseline"];
                 };
             };
-            /** @description a parameter is malformed or out of range; the message names it */
+            /** @description metric names no series */
             400: {
                 headers: {
                     [name: string]: unknown;
