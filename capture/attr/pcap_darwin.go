@@ -1,0 +1,22 @@
+package attr
+
+// macOS specifics of the pcap backend (pcap_unix.go): frames come from
+// /dev/bpf* in pure Go (capture/source, gopacket's bsdbpf), but no
+// socket table: macOS exposes socket owners only through libproc
+// (proc_pidinfo), which needs cgo. Every flow is attributed to
+// "(unattributed)" with that reason; the flow table still extracts TLS
+// SNI, HTTP Host and DNS names.
+const (
+	notePcapDenied  = notePcapDarwinDenied
+	pcapRunningNote = noteDarwinNoPIDs
+)
+
+func newSockTable() sockTable { return noSockets{} }
+
+// noSockets resolves every flow at once to reasonNoSocketTable, so no
+// flow waits for lookups that cannot succeed.
+type noSockets struct{}
+
+func (noSockets) lookup([]flowKey) (func(flowKey) (owner, bool), error) {
+	return func(flowKey) (owner, bool) { return owner{reason: reasonNoSocketTable}, true }, nil
+}
