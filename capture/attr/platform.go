@@ -29,7 +29,10 @@ const (
 	// notePcapWindows: the Windows pcap backend is not built: it needs
 	// Npcap installed, and a socket-to-process mapping over the Windows
 	// tables (GetExtendedTcpTable) that this version lacks.
-	notePcapWindows = "pcap: not built for windows in this version (needs Npcap; use etw)"
+	notePcapWindows = "pcap: needs Npcap, not built for windows in this version"
+	// noteETWNoNames: the running ETW backend has no L7 and DNS
+	// sections (ETW events carry no payload; they come from pcap).
+	noteETWNoNames = "etw: no L7 and DNS names (pcap needs Npcap, not built for windows in this version)"
 	// notePcapDarwinDenied: no /dev/bpf* device could be opened.
 	notePcapDarwinDenied = "pcap: needs root or read access to /dev/bpf*"
 	// reasonNoSocketTable is the unattributed reason of every byte the
