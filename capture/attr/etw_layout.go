@@ -172,12 +172,6 @@ type etwLogfile struct {
 	Context             uintptr
 }
 
-// ProcessTraceMode bits (evntcons.h).
-const (
-	processTraceModeRealTime    = 0x00000100
-	processTraceModeEventRecord = 0x10000000
-)
-
 // etwTraffic decodes one event record's user data when it is a traffic
 // event of the kernel network provider; the session enables only that
 // provider, but the system also delivers its own events (lost-event

@@ -38,6 +38,9 @@ const (
 	kernelNetworkKeywords = 0x10 | 0x20
 	invalidProcessTrace   = ^uint64(0)
 	errCtxClosePending    = syscall.Errno(7007)
+	// ProcessTraceMode bits (evntcons.h).
+	processTraceModeRealTime    = 0x00000100
+	processTraceModeEventRecord = 0x10000000
 )
 
 // etwActive is the running session's sums, read by the callback: the

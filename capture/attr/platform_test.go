@@ -34,7 +34,7 @@ func TestPlatformNotes(t *testing.T) {
 	winRuns := starters{etw: runs(MethodETW, "", noteETWNoNames), pcap: errPcapWindows}
 	macRuns := starters{pcap: runs(MethodPcap, "en0", noteDarwinNoPIDs)}
 	macDenied := starters{pcap: refuse(notePcapDarwinDenied)}
-	linuxDenied := starters{ebpf: refuse("ebpf: needs CAP_BPF and CAP_PERFMON, or root"), pcap: refuse(notePcapDenied)}
+	linuxDenied := starters{ebpf: refuse("ebpf: needs CAP_BPF and CAP_PERFMON, or root"), pcap: refuse("pcap: needs CAP_NET_RAW or root")}
 	for _, tc := range []struct {
 		name, goos, method string
 		s                  starters
