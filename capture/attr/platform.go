@@ -3,6 +3,7 @@ package attr
 import (
 	"errors"
 	"log/slog"
+	"strings"
 )
 
 // Each system's backends, their order and the notes that say why one
@@ -79,4 +80,21 @@ func unavailable(goos, method string) string {
 		return "not built for " + goos
 	}
 	return "unknown method"
+}
+
+// darwinVirtualPrefixes are the name prefixes of macOS's virtual
+// interfaces: tunnels and VPN (utun, ipsec, gif, stf), bridges and
+// Apple's peer links (bridge, awdl, llw, ap, anpi), hypervisor adapters
+// (vmenet, feth) and loopback. Physical Ethernet and Wi-Fi are en*.
+var darwinVirtualPrefixes = []string{"utun", "ipsec", "gif", "stf", "bridge", "awdl", "llw", "ap", "anpi", "vmenet", "feth", "lo"}
+
+// darwinVirtual is isVirtual of macOS (iface_darwin.go), here so it is
+// tested on Linux.
+func darwinVirtual(name string) bool {
+	for _, p := range darwinVirtualPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }

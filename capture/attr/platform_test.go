@@ -75,3 +75,14 @@ func TestPlatformNotes(t *testing.T) {
 		})
 	}
 }
+
+func TestDarwinVirtual(t *testing.T) {
+	for name, want := range map[string]bool{
+		"en0": false, "en7": false, "utun3": true, "bridge100": true, "awdl0": true,
+		"llw0": true, "ap1": true, "anpi0": true, "vmenet0": true, "lo0": true, "ipsec0": true, "gif0": true,
+	} {
+		if got := darwinVirtual(name); got != want {
+			t.Errorf("%s: %v, want %v", name, got, want)
+		}
+	}
+}
