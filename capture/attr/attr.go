@@ -9,12 +9,19 @@
 //     root): capture/ebpf counts every TCP/UDP sendmsg/recvmsg per
 //     process and socket in the kernel; ebpf_linux.go shapes its deltas.
 //     It sees every network namespace and has no L7 or DNS section.
-//   - etw (Windows): not in this build (etw_windows.go).
-//   - pcap: AF_PACKET on Linux (pcap_linux.go) through capture/source,
+//   - etw (Windows, elevated): a real-time trace session on the
+//     Microsoft-Windows-Kernel-Network provider over advapi32
+//     (etw_windows.go, its structures in etw_layout.go, decoding in
+//     etw.go). Compile-checked only.
+//   - pcap (pcap_unix.go) through capture/source: AF_PACKET on Linux,
 //     snaplen 600; flows mapped to processes from the socket tables
 //     (sock_diag netlink) and the /proc/<pid>/fd links, read on a cache
 //     miss at most every LookupEvery and incrementally (sockets_linux.go).
-//     Not built for Windows and macOS yet (pcap_others.go says why).
+//     On macOS /dev/bpf* in pure Go, without a socket table (pcap_darwin.go:
+//     bytes unattributed, names kept). Not built for Windows (platform.go).
+//
+// The order per system, the fallbacks and the notes are data keyed by
+// GOOS (platform.go), tested on Linux for every system.
 //
 // What pcap cannot do: tie traffic to a process that exits within a few
 // milliseconds of its first packet (its socket is gone before the lookup;

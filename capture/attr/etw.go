@@ -14,7 +14,7 @@ import (
 // ({7DD42A49-5329-4832-8DFD-43D979153A88}), which carry the process ID,
 // the payload size and both ends. Platform-independent so it is tested
 // everywhere; the trace session that feeds it is Windows-only
-// (select_windows.go) and not built yet.
+// (etw_windows.go).
 
 // KernelNetworkProvider is the provider's GUID.
 const KernelNetworkProvider = "{7DD42A49-5329-4832-8DFD-43D979153A88}"

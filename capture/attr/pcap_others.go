@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin && !windows
 
 package attr
 
@@ -13,5 +13,5 @@ import (
 // the CGO_ENABLED=0 release build does not have, and the socket-to-process
 // mapping of this backend reads Linux's tables.
 func startPcap(*slog.Logger, Config) (Backend, error) {
-	return nil, errors.New("pcap: not built for " + runtime.GOOS + " in this version (Linux only; needs libpcap through cgo here)")
+	return nil, errors.New("pcap: not built for " + runtime.GOOS + " in this version (Linux and macOS only)")
 }

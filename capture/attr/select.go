@@ -2,6 +2,7 @@ package attr
 
 import (
 	"log/slog"
+	"runtime"
 	"strings"
 )
 
@@ -10,7 +11,7 @@ import (
 // note ("pcap: needs CAP_NET_RAW or root").
 type candidate struct {
 	method string
-	start  func(log *slog.Logger, cfg Config) (Backend, error)
+	start  startFunc
 }
 
 // Open starts the backend cfg.Method asks for: with auto, the first of
@@ -21,14 +22,21 @@ type candidate struct {
 // refusal. It never fails otherwise: attribution off is a state, and base
 // telemetry goes on.
 func Open(log *slog.Logger, cfg Config) (Backend, Status) {
+	return open(log, cfg, runtime.GOOS, platformStarters)
+}
+
+// open is Open for the system goos with its starters: the per-system
+// order, fallbacks and notes are plain data (platform.go), so one test on
+// Linux covers Windows' and macOS' logic too.
+func open(log *slog.Logger, cfg Config, goos string, s starters) (Backend, Status) {
 	cfg = cfg.withDefaults()
 	if cfg.Method == MethodOff {
 		return nil, Status{Method: MethodOff, Note: "collect.method off"}
 	}
 	var notes []string
-	for _, c := range candidates(cfg.Method) {
+	for _, c := range candidates(goos, s, cfg.Method) {
 		if c.start == nil {
-			notes = append(notes, c.method+": "+unavailable(c.method))
+			notes = append(notes, c.method+": "+unavailable(goos, c.method))
 			continue
 		}
 		b, err := c.start(log, cfg)
@@ -52,8 +60,8 @@ func Open(log *slog.Logger, cfg Config) (Backend, Status) {
 // candidates returns the backends to try for method, in order, from the
 // platform's table; a method the platform cannot run at all appears with
 // a nil start so its note is still recorded.
-func candidates(method string) []candidate {
-	all := platformCandidates()
+func candidates(goos string, s starters, method string) []candidate {
+	all := platformCandidates(goos, s)
 	if method == MethodAuto {
 		return all
 	}
@@ -66,5 +74,5 @@ func candidates(method string) []candidate {
 	if len(out) == 0 {
 		return []candidate{{method: method}}
 	}
-	return append(out, fallbacks(method)...)
+	return append(out, fallbacks(goos, s, method)...)
 }

@@ -9,3 +9,11 @@ type boundKey struct {
 	addr  netip.Addr
 	port  uint16
 }
+
+// noSockets resolves every flow at once to reasonNoSocketTable, so no
+// flow waits for lookups that cannot succeed.
+type noSockets struct{}
+
+func (noSockets) lookup([]flowKey) (func(flowKey) (owner, bool), error) {
+	return func(flowKey) (owner, bool) { return owner{reason: reasonNoSocketTable}, true }, nil
+}

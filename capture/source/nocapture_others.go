@@ -1,4 +1,4 @@
-//go:build !linux && !cgo && !windows
+//go:build !linux && !cgo && !windows && !darwin
 
 package source
 

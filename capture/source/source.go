@@ -12,6 +12,8 @@
 //     so the release binary stays CGO_ENABLED=0.
 //   - Windows, and other systems built with cgo (pcap_others.go): libpcap
 //     (Npcap on Windows, which gopacket loads without cgo).
+//   - macOS built without cgo (bpf_darwin.go): /dev/bpf* in pure Go through
+//     github.com/gopacket/gopacket/bsdbpf; compile-checked only.
 //   - Other systems built without cgo (nocapture_others.go): Open fails with
 //     ErrUnsupported, Interfaces still works and reports can_sniff=false.
 package source

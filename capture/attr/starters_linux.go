@@ -1,0 +1,3 @@
+package attr
+
+var platformStarters = starters{ebpf: startEBPF, pcap: startPcap}

@@ -1,0 +1,5 @@
+//go:build !linux && !windows
+
+package attr
+
+var platformStarters = starters{pcap: startPcap}
