@@ -11,7 +11,10 @@ LDFLAGS := -s -w \
 # gin's msgpack binding pulls in github.com/ugorji/go/codec: a sixth of a
 # cold build's compile time and 6.4 MB of the binary (42.1 -> 35.6 MB),
 # for a format netmon never reads. Every go command run by make leaves it out.
-export GOFLAGS := $(strip $(GOFLAGS) -tags=nomsgpack)
+# gosnmp_nodebug: gosnmp formats every packet it sends for its debug log
+# (fmt.Sprintf, a tenth of the SNMP poller's allocations) even with no
+# logger set; netmon sets none, so the formatting goes (make bench-snmp).
+export GOFLAGS := $(strip $(GOFLAGS) -tags=nomsgpack,gosnmp_nodebug)
 
 # The store suite runs on SQLite and on this PostgreSQL (the local server;
 # each test makes and drops its own schema). Override or unset as needed.

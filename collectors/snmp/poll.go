@@ -76,6 +76,8 @@ var (
 	dynColumns = []string{oidIfEntry + "7", oidIfEntry + "8", oidIfEntry + "13", oidIfEntry + "14", oidIfEntry + "19", oidIfEntry + "20"}
 	dynHC      = []string{oidIfXEntry + "6", oidIfXEntry + "10"}
 	dyn32      = []string{oidIfEntry + "10", oidIfEntry + "16"}
+	dynWithHC  = append(slices.Clone(dynColumns), dynHC...)
+	dynWith32  = append(slices.Clone(dynColumns), dyn32...)
 )
 
 // readIfaces reads the interfaces into r: every column when cache is
@@ -103,11 +105,11 @@ func readIfaces(g *gosnmp.GoSNMP, cfg Config, r *pollResult, cache *ifCache) err
 	if cache == nil || cache.base == nil || cache.age >= fullWalkEvery-1 || r.poll.UptimeCS < cache.uptime {
 		return full()
 	}
-	oids := append(slices.Clone(dynColumns), dyn32...)
+	oids := dynWith32
 	if cache.hc {
-		oids = append(slices.Clone(dynColumns), dynHC...)
+		oids = dynWithHC
 	}
-	cols, n, err := walkColumns(g, cfg.BulkVarbinds, maxIfRows, oids...)
+	cols, n, err := walkColumnsHint(g, cfg.BulkVarbinds, maxIfRows, len(cache.base), oids...)
 	r.requests += n
 	if err != nil {
 		return err
@@ -138,20 +140,37 @@ func readIfaces(g *gosnmp.GoSNMP, cfg Config, r *pollResult, cache *ifCache) err
 	return nil
 }
 
+// sysOIDs are the system group's scalars read on every poll.
+var sysOIDs = []string{oidSysDescr, oidSysObjectID, oidSysUpTime, oidSysName}
+
 // pollOnce reads the system group, the interfaces, the host resources
 // and (topo) the neighbour tables of one device over g.
 func pollOnce(g *gosnmp.GoSNMP, cfg Config, topo bool, cache *ifCache) (pollResult, error) {
 	var r pollResult
-	p, err := g.Get([]string{oidSysDescr, oidSysObjectID, oidSysUpTime, oidSysName})
+	// UCD-SNMP's scalars ride in the system group's GET: one round trip a
+	// poll fewer. Not in SNMPv1, where one missing OID (no UCD-SNMP) fails
+	// the whole GET; an agent refusing the combined GET is asked the
+	// system group alone, and readResources asks UCD-SNMP apart.
+	ucdAlong := g.Version != gosnmp.Version1
+	oids := sysOIDs
+	if ucdAlong {
+		oids = append(append(slices.Clone(sysOIDs), ucdScalars...), ucdCPURaw...)
+	}
+	p, err := g.Get(oids)
 	r.requests++
+	if err == nil && ucdAlong && checkReport(p) == nil && p.Error != gosnmp.NoError {
+		ucdAlong = false
+		p, err = g.Get(sysOIDs)
+		r.requests++
+	}
 	if err != nil {
 		return r, err
 	}
 	if err := checkReport(p); err != nil {
 		return r, err
 	}
+	var ucd []gosnmp.SnmpPDU
 	for _, v := range p.Variables {
-		r.varbinds++
 		switch v.Name {
 		case oidSysDescr:
 			r.poll.SysDescr = str(v)
@@ -161,12 +180,19 @@ func pollOnce(g *gosnmp.GoSNMP, cfg Config, topo bool, cache *ifCache) (pollResu
 			r.poll.UptimeCS = uint32(gosnmp.ToBigInt(v.Value).Uint64())
 		case oidSysName:
 			r.poll.SysName = str(v)
+		default:
+			ucd = append(ucd, v)
+			continue
 		}
+		r.varbinds++
+	}
+	if ucdAlong && ucd == nil {
+		ucd = []gosnmp.SnmpPDU{} // asked, none came: readResources need not ask
 	}
 	if err := readIfaces(g, cfg, &r, cache); err != nil {
 		return r, fmt.Errorf("interfaces: %w", err)
 	}
-	res, cpu, n, vb, err := readResources(g, cfg)
+	res, cpu, n, vb, err := readResources(g, cfg, ucd)
 	r.cpu = cpu
 	r.requests += n
 	r.varbinds += vb
@@ -283,8 +309,9 @@ func trustedSpeed(speed32, highMbps uint64) uint64 {
 
 // readResources reads CPU, RAM and disk from HOST-RESOURCES-MIB, with
 // UCD-SNMP's figures where HOST-RESOURCES has none (and UCD's RAM, which
-// leaves buffers and cache out, where present).
-func readResources(g *gosnmp.GoSNMP, cfg Config) (_ *record.ResourceSample, cpu cpuTicks, requests, varbinds int, _ error) {
+// leaves buffers and cache out, where present). ucd are UCD-SNMP's
+// scalars already read with the system group; nil: ask for them here.
+func readResources(g *gosnmp.GoSNMP, cfg Config, ucd []gosnmp.SnmpPDU) (_ *record.ResourceSample, cpu cpuTicks, requests, varbinds int, _ error) {
 	cols, requests, err := walkColumns(g, cfg.BulkVarbinds, 512,
 		oidHrProcessorLoad, oidHrStorageEntry+"2", oidHrStorageEntry+"4", oidHrStorageEntry+"5", oidHrStorageEntry+"6")
 	if err != nil {
@@ -319,11 +346,16 @@ func readResources(g *gosnmp.GoSNMP, cfg Config) (_ *record.ResourceSample, cpu 
 	if diskSize > 0 {
 		r.DiskPct = ptr(100 * diskUsed / diskSize)
 	}
-	p, err := g.Get(append([]string{oidUcdSsCPUIdle, oidUcdMemTotal, oidUcdMemAvail, oidUcdMemBuffer, oidUcdMemCached}, ucdCPURaw...))
-	requests++
-	if err == nil && checkReport(p) == nil && p.Error == gosnmp.NoError {
+	if ucd == nil {
+		p, err := g.Get(append(slices.Clone(ucdScalars), ucdCPURaw...))
+		requests++
+		if err == nil && checkReport(p) == nil && p.Error == gosnmp.NoError {
+			ucd = p.Variables
+		}
+	}
+	if ucd != nil {
 		vals := map[string]uint64{}
-		for _, v := range p.Variables {
+		for _, v := range ucd {
 			if v.Type != gosnmp.NoSuchObject && v.Type != gosnmp.NoSuchInstance && v.Type != gosnmp.Null {
 				vals[v.Name] = num(v)
 				varbinds++
@@ -355,6 +387,9 @@ func readResources(g *gosnmp.GoSNMP, cfg Config) (_ *record.ResourceSample, cpu 
 	}
 	return r, cpu, requests, varbinds, nil
 }
+
+// ucdScalars are UCD-SNMP's CPU idle percent and memory figures.
+var ucdScalars = []string{oidUcdSsCPUIdle, oidUcdMemTotal, oidUcdMemAvail, oidUcdMemBuffer, oidUcdMemCached}
 
 // ucdCPURaw are UCD-SNMP's cumulative CPU tick counters: user, nice,
 // system, idle (index 3), wait, interrupt, softirq. hrProcessorLoad is a

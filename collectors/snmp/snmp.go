@@ -76,6 +76,8 @@ type devState struct {
 	ifs      ifCache
 	reset    bool   // forget prev and ifs before the next poll
 	host     string // the host of the poll in flight (perHost's key)
+	sess     devSession
+	gone     bool // removed from the list while polled: close sess after
 }
 
 // New returns a poller; it does no work.
@@ -159,8 +161,13 @@ func (p *Poller) Refresh(ctx context.Context) error {
 		}
 		st.dev = d
 	}
-	for id := range p.devices {
+	for id, st := range p.devices {
 		if !seen[id] {
+			if st.running {
+				st.gone = true // its worker closes the session
+			} else {
+				st.sess.close()
+			}
 			delete(p.devices, id)
 			delete(p.latest, id)
 		}
@@ -203,6 +210,7 @@ func (p *Poller) run(ctx context.Context) {
 			}
 		})
 	}
+	defer p.closeSessions() // after the workers are done
 	defer wg.Wait()
 	defer close(work)
 	if err := p.Refresh(ctx); err != nil {
@@ -259,13 +267,14 @@ func (p *Poller) pollDevice(ctx context.Context, st *devState) {
 	p.mu.Lock()
 	if st.reset {
 		st.prev, st.ifs, st.reset = nil, ifCache{}, false
+		st.sess.close()
 	}
 	dev, prev, due := st.dev, st.prev, st.next
 	topo := p.now().Sub(st.lastTopo) >= p.cfg.TopologyEvery
 	p.mu.Unlock()
 
-	// st.ifs is this worker's alone while st.running.
-	res, prevNext, err := p.poll(ctx, dev, prev, topo, &st.ifs)
+	// st.ifs and st.sess are this worker's alone while st.running.
+	res, prevNext, err := p.poll(ctx, dev, prev, topo, &st.ifs, &st.sess)
 	stopping := errors.Is(ctx.Err(), context.Canceled)
 	if !stopping {
 		if werr := p.deps.Writer.SaveDevicePoll(ctx, res); werr != nil {
@@ -276,6 +285,9 @@ func (p *Poller) pollDevice(ctx context.Context, st *devState) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st.running = false
+	if st.gone || stopping {
+		st.sess.close()
+	}
 	if p.perHost[st.host]--; p.perHost[st.host] <= 0 {
 		delete(p.perHost, st.host)
 	}
@@ -304,12 +316,12 @@ func (p *Poller) pollDevice(ctx context.Context, st *devState) {
 
 // poll runs one poll of dev and returns what to record and the rate
 // memory for the next one.
-func (p *Poller) poll(ctx context.Context, dev record.Device, prev *prevPoll, topo bool, cache *ifCache) (record.DevicePoll, *prevPoll, error) {
+func (p *Poller) poll(ctx context.Context, dev record.Device, prev *prevPoll, topo bool, cache *ifCache, sess *devSession) (record.DevicePoll, *prevPoll, error) {
 	start := p.now()
 	out := record.DevicePoll{DeviceID: dev.ID, TS: start.Unix()}
 	dctx, cancel := context.WithTimeout(ctx, p.cfg.DeviceTimeout)
 	defer cancel()
-	r, err := p.pollRaw(dctx, dev, topo, cache)
+	r, err := p.pollRaw(dctx, dev, topo, cache, sess)
 	p.m.duration.Observe(p.now().Sub(start).Seconds())
 	p.m.requests.Add(float64(r.requests))
 	p.m.varbinds.Add(float64(r.varbinds))
@@ -334,14 +346,34 @@ func (p *Poller) poll(ctx context.Context, dev record.Device, prev *prevPoll, to
 	return r.poll, remember(at, r.poll.UptimeCS, r.ifaces, r.cpu), nil
 }
 
-// pollRaw opens a session and reads the device.
-func (p *Poller) pollRaw(ctx context.Context, dev record.Device, topo bool, cache *ifCache) (pollResult, error) {
-	g, err := newSession(ctx, dev, p.cfg, p.deps.Control)
+// pollRaw reads the device over its kept session sess (opened when it
+// has none; nil: a one-off session). A failed poll drops the session; one
+// that failed on a kept session in a way a fresh one may cure is tried
+// again at once on a fresh one.
+func (p *Poller) pollRaw(ctx context.Context, dev record.Device, topo bool, cache *ifCache, sess *devSession) (pollResult, error) {
+	g, reused, err := p.session(ctx, dev, sess)
 	if err != nil {
 		return pollResult{}, err
 	}
-	defer g.Close()
+	if sess == nil {
+		defer g.Close()
+	}
 	r, err := pollOnce(g, p.cfg, topo, cache)
+	if err != nil && sess != nil {
+		sess.close()
+		if reused && staleSession(err) && ctx.Err() == nil {
+			if g, _, err = p.session(ctx, dev, sess); err != nil {
+				return pollResult{}, err
+			}
+			r2, err2 := pollOnce(g, p.cfg, topo, cache)
+			r2.requests += r.requests
+			r2.varbinds += r.varbinds
+			r, err = r2, err2
+			if err != nil {
+				sess.close()
+			}
+		}
+	}
 	if err != nil && dev.SNMPVersion == "3" && strings.Contains(err.Error(), "not authentic") {
 		err = p.diagnoseV3(ctx, dev)
 	}
@@ -389,7 +421,7 @@ func (p *Poller) Probe(ctx context.Context, dev record.Device) ProbeResult {
 	start := p.now()
 	dctx, cancel := context.WithTimeout(ctx, p.cfg.DeviceTimeout)
 	defer cancel()
-	r, err := p.pollRaw(dctx, dev, true, nil)
+	r, err := p.pollRaw(dctx, dev, true, nil, nil)
 	out := ProbeResult{OK: err == nil, ElapsedMS: p.now().Sub(start).Milliseconds(), SysName: r.poll.SysName, SysDescr: r.poll.SysDescr,
 		Interfaces: len(r.ifaces), Resources: r.poll.Resources != nil, Neighbors: len(r.poll.Neighbors), Requests: r.requests, Varbinds: r.varbinds}
 	if err != nil {

@@ -79,7 +79,7 @@ func TestPollRealSnmpd(t *testing.T) {
 	p := New(nil, testConfig(), Deps{})
 	for name, d := range devs {
 		t.Run(name, func(t *testing.T) {
-			r, err := p.pollRaw(context.Background(), d, true, nil)
+			r, err := p.pollRaw(context.Background(), d, true, nil, nil)
 			if err != nil {
 				t.Fatalf("poll: %v", err)
 			}
@@ -216,12 +216,12 @@ func TestCPUFromTicks(t *testing.T) {
 	agent := snmptest.Start(t)
 	p := New(nil, testConfig(), Deps{})
 	d := record.Device{ID: 1, Host: agent.Addr, SNMPVersion: "2c", Community: "public"}
-	_, prev, err := p.poll(context.Background(), d, nil, false, nil)
+	_, prev, err := p.poll(context.Background(), d, nil, false, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(6 * time.Second)
-	got, _, err := p.poll(context.Background(), d, prev, false, nil)
+	got, _, err := p.poll(context.Background(), d, prev, false, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,11 +238,11 @@ func TestMovingColumnsOnly(t *testing.T) {
 	p := New(nil, testConfig(), Deps{})
 	d := record.Device{ID: 1, Host: agent.Addr, SNMPVersion: "2c", Community: "public"}
 	var cache ifCache
-	first, err := p.pollRaw(context.Background(), d, false, &cache)
+	first, err := p.pollRaw(context.Background(), d, false, &cache, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := p.pollRaw(context.Background(), d, false, &cache)
+	second, err := p.pollRaw(context.Background(), d, false, &cache, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestMovingColumnsOnly(t *testing.T) {
 		t.Errorf("the second poll read %d values, the first %d: want fewer", ifVals(second), ifVals(first))
 	}
 	cache.uptime = 1 << 31 // as if the device had been up longer: a reboot
-	third, err := p.pollRaw(context.Background(), d, false, &cache)
+	third, err := p.pollRaw(context.Background(), d, false, &cache, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

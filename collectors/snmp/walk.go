@@ -79,25 +79,32 @@ func checkReport(p *gosnmp.SnmpPacket) error {
 // finished, with as many repetitions as fit in budget varbinds. A column
 // ends at the first OID outside it, endOfMibView, or after maxRows rows.
 func walkColumns(g *gosnmp.GoSNMP, budget, maxRows int, oids ...string) ([]*column, int, error) {
+	return walkColumnsHint(g, budget, maxRows, 0, oids...)
+}
+
+// walkColumnsHint is walkColumns with the rows a column is expected to
+// have (0: unknown), so that its map is sized once. The request slices
+// are built once and reused by every request of the walk.
+func walkColumnsHint(g *gosnmp.GoSNMP, budget, maxRows, hint int, oids ...string) ([]*column, int, error) {
 	cols := make([]*column, len(oids))
 	for i, o := range oids {
 		o = strings.TrimSuffix(o, ".")
-		cols[i] = &column{oid: o, prefix: o + ".", rows: map[string]gosnmp.SnmpPDU{}, next: o}
+		cols[i] = &column{oid: o, prefix: o + ".", rows: make(map[string]gosnmp.SnmpPDU, hint), next: o}
 	}
 	requests := 0
+	active := make([]*column, 0, len(cols))
+	req := make([]string, 0, len(cols))
+	progressed := make([]bool, len(cols))
 	for {
-		var active []*column
+		active, req = active[:0], req[:0]
 		for _, c := range cols {
 			if !c.done {
 				active = append(active, c)
+				req = append(req, c.next)
 			}
 		}
 		if len(active) == 0 {
 			return cols, requests, nil
-		}
-		req := make([]string, len(active))
-		for i, c := range active {
-			req[i] = c.next
 		}
 		var p *gosnmp.SnmpPacket
 		var err error
@@ -121,7 +128,7 @@ func walkColumns(g *gosnmp.GoSNMP, budget, maxRows int, oids ...string) ([]*colu
 		if p.Error != gosnmp.NoError {
 			return cols, requests, fmt.Errorf("agent error %s", p.Error)
 		}
-		progressed := make([]bool, len(active))
+		clear(progressed)
 		for i, v := range p.Variables {
 			c := active[i%len(active)]
 			if c.done {

@@ -29,6 +29,7 @@ const (
 type Agent struct {
 	Addr string // 127.0.0.1:port
 	Dir  string
+	bin  string
 	cmd  *exec.Cmd
 }
 
@@ -75,18 +76,36 @@ func Start(t testing.TB, extra ...string) *Agent {
 	if err := os.MkdirAll(filepath.Join(dir, "persist"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-f", "-LS0-4d", "-C", "-c", filepath.Join(dir, "snmpd.conf"), "-M", "/dev/null", "-p", filepath.Join(dir, "snmpd.pid"))
+	a := &Agent{Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir, bin: bin}
+	t.Cleanup(a.Stop)
+	a.launch(t)
+	return a
+}
+
+// launch starts snmpd on a's address and directory and waits until it
+// answers.
+func (a *Agent) launch(t testing.TB) {
+	t.Helper()
+	dir := a.Dir
+	cmd := exec.Command(a.bin, "-f", "-LS0-4d", "-C", "-c", filepath.Join(dir, "snmpd.conf"), "-M", "/dev/null", "-p", filepath.Join(dir, "snmpd.pid"))
 	cmd.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+filepath.Join(dir, "persist"), "MIBS=", "MIBDIRS=/dev/null")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start snmpd: %v", err)
 	}
-	a := &Agent{Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir, cmd: cmd}
-	t.Cleanup(a.Stop)
+	a.cmd = cmd
 	if !Answers(a.Addr, 5*time.Second) {
 		t.Fatalf("snmpd on %s did not answer within 5 s", a.Addr)
 	}
-	return a
+}
+
+// Restart stops snmpd and starts it again on the same port and state
+// directory: same engine ID, engine boots one more (what a rebooted
+// device looks like to a v3 manager).
+func (a *Agent) Restart(t testing.TB) {
+	t.Helper()
+	a.Stop()
+	a.launch(t)
 }
 
 // Pid is snmpd's process id (0 once stopped).
