@@ -3025,6 +3025,7 @@ export interface components {
             tx_bytes: number;
             rx_packets: number;
             tx_packets: number;
+            addrs?: string[];
         };
         WireL7Observation: {
             host: string;
