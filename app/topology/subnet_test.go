@@ -84,3 +84,17 @@ func TestSubnetLinks(t *testing.T) {
 func agentID(id int64) string { return "agent:" + itoa(id) }
 func devID(id int64) string   { return "device:" + itoa(id) }
 func itoa(id int64) string    { return strconv.FormatInt(id, 10) }
+
+// FuzzAgentPrefixes: the stored interface list is parsed without
+// panicking; every network kept is valid and not loopback.
+func FuzzAgentPrefixes(f *testing.F) {
+	f.Add(`[{"name":"eth0","addrs":["10.1.0.50/24","127.0.0.1/8"]}]`)
+	f.Add(`{}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, p := range agentPrefixes(s) {
+			if !p.IsValid() || p.Addr().IsLoopback() {
+				t.Fatalf("kept %v", p)
+			}
+		}
+	})
+}

@@ -152,3 +152,17 @@ func TestPortName(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPortName: any LLDP port id, subtype and description give a name
+// without panicking; a printable id of a name subtype is kept as is.
+func FuzzPortName(f *testing.F) {
+	f.Add(5, []byte("Gi1/0/24"), []byte("uplink"))
+	f.Add(3, []byte{2, 0x42, 0xac, 0x11, 0, 2}, []byte(""))
+	f.Fuzz(func(t *testing.T, sub int, id, desc []byte) {
+		got := portName(gosnmp.SnmpPDU{Type: gosnmp.Integer, Value: sub}, gosnmp.SnmpPDU{Type: gosnmp.OctetString, Value: id},
+			gosnmp.SnmpPDU{Type: gosnmp.OctetString, Value: desc})
+		if sub != 3 && printable(id) && got != string(id) {
+			t.Fatalf("portName(%d, %q) = %q", sub, id, got)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package intake
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"reflect"
 	"testing"
 
@@ -37,4 +38,24 @@ func TestCleanAddrs(t *testing.T) {
 	if string(b) != `{"name":"eth2","rx_bytes":0,"tx_bytes":0,"rx_packets":0,"tx_packets":0}` {
 		t.Errorf("json %s", b)
 	}
+}
+
+// FuzzCleanAddrs: whatever an agent sends as addresses, the kept ones
+// are at most MaxAddrs canonical prefixes.
+func FuzzCleanAddrs(f *testing.F) {
+	f.Add("192.0.2.10/24", "2001:db8::1/64", "junk")
+	f.Add("", "::/0", "1.2.3.4/33")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		ifs := []wire.Interface{{Name: "x", Addrs: []string{a, b, c}}}
+		cleanAddrs(ifs)
+		if len(ifs[0].Addrs) > wire.MaxAddrs {
+			t.Fatalf("kept %d", len(ifs[0].Addrs))
+		}
+		for _, s := range ifs[0].Addrs {
+			p, err := netip.ParsePrefix(s)
+			if err != nil || p.String() != s {
+				t.Fatalf("kept %q", s)
+			}
+		}
+	})
 }
