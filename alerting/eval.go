@@ -53,8 +53,9 @@ func (e *Engine) EvalSnapshot(ctx context.Context) {
 	}
 }
 
-// EvalInventory runs the connection and interface rules (port, proc,
-// iface_util) once; the loop calls it every InventoryEvery.
+// EvalInventory runs the connection, interface and firewall-device rules
+// (port, proc, iface_util, vpn_down, sdwan_sla_breach, high_sessions)
+// once; the loop calls it every InventoryEvery.
 func (e *Engine) EvalInventory(ctx context.Context) {
 	start := time.Now()
 	defer func() { e.m.evalTime.WithLabelValues("inventory").Observe(time.Since(start).Seconds()) }()
@@ -74,9 +75,19 @@ func (e *Engine) EvalInventory(ctx context.Context) {
 			e.log.Warn("read interface rates", "error", err)
 		}
 	}
+	var fws []rules.FirewallState
+	if e.dep.Firewalls != nil {
+		if fws, err = e.dep.Firewalls.FirewallStates(ctx); err != nil {
+			e.m.errors.Inc()
+			e.log.Warn("read firewall states", "error", err)
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.buf = e.evalInventoryLocked(now, invs, rates, e.buf[:0])
+	f := e.settings.FWVendor
+	e.buf = rules.EvalFirewall(fws, rules.FirewallConfig{VPNDown: f.VPNDown, LatencyMS: f.SDWANLatencyMS, JitterMS: f.SDWANJitterMS,
+		LossPct: f.SDWANLossPct, MaxSessions: int64(f.MaxSessions)}, e.buf)
 	e.raiseLocked(ctx, now, e.buf)
 }
 

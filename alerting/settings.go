@@ -34,7 +34,9 @@ type Settings struct {
 	IOC IOCRule `json:"ioc"`
 	// Iface is the iface_util rule.
 	Iface IfaceRule `json:"iface"`
-	// FWVendor holds the firewall-device rules (not evaluated yet).
+	// FWVendor holds the firewall-device rules (vpn_down, sdwan_sla_breach,
+	// high_sessions; rules/firewall.go), judged on each REST device's
+	// latest poll every inventory cycle.
 	FWVendor FWVendorRule `json:"fwvendor"`
 	// AutoResolveMin resolves a firing or acknowledged event whose
 	// condition has not repeated for this many minutes (0 = never).

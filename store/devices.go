@@ -16,7 +16,7 @@ import (
 // one transaction: the id is known only after the insert.
 
 // DeviceTables are the raw time series of devices, for the retention loop.
-var DeviceTables = []string{"device_ifaces", "device_resources"}
+var DeviceTables = []string{"device_ifaces", "device_resources", "device_vpn", "device_sdwan", "device_policies"}
 
 // Device is a stored device: the list item of spec 2.11 plus what the
 // pollers need. Secrets is the sealed credential blob (nil: none).
@@ -90,6 +90,9 @@ func (t *Tx) DeleteDevice(ctx context.Context, id int64) error {
 	for _, q := range []string{
 		`DELETE FROM device_ifaces WHERE device_id = $1`,
 		`DELETE FROM device_resources WHERE device_id = $1`,
+		`DELETE FROM device_vpn WHERE device_id = $1`,
+		`DELETE FROM device_sdwan WHERE device_id = $1`,
+		`DELETE FROM device_policies WHERE device_id = $1`,
 		`DELETE FROM topology_edges WHERE (a_kind = 'device' AND a_id = $1) OR (b_kind = 'device' AND b_id = $1)`,
 	} {
 		if _, err := t.tx.ExecContext(ctx, q, id); err != nil {
@@ -179,7 +182,7 @@ func (db *DB) SaveDevicePoll(ctx context.Context, p record.DevicePoll) error {
 		if err := saveNeighbors(ctx, t.tx, p); err != nil {
 			return err
 		}
-		return nil
+		return saveFirewall(ctx, t.tx, p)
 	})
 	if err != nil {
 		return fmt.Errorf("save device %d poll: %w", p.DeviceID, err)

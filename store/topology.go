@@ -99,12 +99,15 @@ type TopoAgent struct {
 	Site     string
 	RemoteIP string
 	LastSeen int64
+	// Counters is the agent's latest interface list as stored (JSON of
+	// wire.Interface: the topology reads its addrs).
+	Counters string
 }
 
 // TopologyAgents lists agents (site "" = all) with only what the graph
 // shows: the list of ListAgents carries every agent's rates.
 func (db *DB) TopologyAgents(ctx context.Context, site string) ([]TopoAgent, error) {
-	q := `SELECT id, name, site, remote_ip, last_seen FROM agents`
+	q := `SELECT id, name, site, remote_ip, last_seen, counters FROM agents`
 	var args []any
 	if site != "" {
 		q += ` WHERE site = $1`
@@ -118,7 +121,7 @@ func (db *DB) TopologyAgents(ctx context.Context, site string) ([]TopoAgent, err
 	out := []TopoAgent{}
 	for rows.Next() {
 		var a TopoAgent
-		if err := rows.Scan(&a.ID, &a.Name, &a.Site, &a.RemoteIP, &a.LastSeen); err != nil {
+		if err := rows.Scan(&a.ID, &a.Name, &a.Site, &a.RemoteIP, &a.LastSeen, &a.Counters); err != nil {
 			return nil, fmt.Errorf("topology agents: %w", err)
 		}
 		out = append(out, a)

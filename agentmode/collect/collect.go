@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -190,6 +191,7 @@ func ioCounters(ctx context.Context) ([]wire.Interface, error) {
 	if err != nil {
 		return nil, fmt.Errorf("interface counters: %w", err)
 	}
+	addrs := interfaceAddrs(ctx)
 	out := make([]wire.Interface, 0, len(stats))
 	for _, s := range stats {
 		if strings.TrimSpace(s.Name) == "" || s.Name == "all" {
@@ -197,8 +199,29 @@ func ioCounters(ctx context.Context) ([]wire.Interface, error) {
 		}
 		out = append(out, wire.Interface{
 			Name: s.Name, RxBytes: s.BytesRecv, TxBytes: s.BytesSent,
-			RxPackets: s.PacketsRecv, TxPackets: s.PacketsSent,
+			RxPackets: s.PacketsRecv, TxPackets: s.PacketsSent, Addrs: addrs[s.Name],
 		})
 	}
 	return out, nil
+}
+
+// interfaceAddrs maps interface names to their addresses in CIDR
+// (loopback and link-local left out: they link the agent to nothing).
+// Without the list the counters still go, without addresses.
+func interfaceAddrs(ctx context.Context) map[string][]string {
+	list, err := gnet.InterfacesWithContext(ctx)
+	if err != nil {
+		return nil
+	}
+	out := make(map[string][]string, len(list))
+	for _, f := range list {
+		for _, a := range f.Addrs {
+			p, err := netip.ParsePrefix(a.Addr)
+			if err != nil || p.Addr().IsLoopback() || p.Addr().IsLinkLocalUnicast() || len(out[f.Name]) >= wire.MaxAddrs {
+				continue
+			}
+			out[f.Name] = append(out[f.Name], p.String())
+		}
+	}
+	return out
 }

@@ -250,7 +250,15 @@ type Interface struct {
 	TxBytes   uint64 `json:"tx_bytes"`
 	RxPackets uint64 `json:"rx_packets"`
 	TxPackets uint64 `json:"tx_packets"`
+	// Addrs are the interface's addresses in CIDR ("192.0.2.10/24"), for
+	// the topology's agent-to-device links by subnet. Added within
+	// protocol_version 1: an old hub ignores it, an old agent omits it.
+	// The hub keeps at most MaxAddrs valid prefixes per interface.
+	Addrs []string `json:"addrs,omitempty"`
 }
+
+// MaxAddrs is the most addresses the hub keeps of one interface.
+const MaxAddrs = 16
 
 // Connection is one socket of the agent's host.
 type Connection struct {

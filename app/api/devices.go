@@ -33,6 +33,9 @@ type DeviceStore interface {
 	Device(ctx context.Context, id int64) (store.Device, error)
 	DeviceIfaces(ctx context.Context, id, from int64) ([]record.IfaceSample, error)
 	DeviceResources(ctx context.Context, id, from int64) ([]record.ResourceSample, error)
+	DeviceVPN(ctx context.Context, id, from int64) ([]record.VPNSample, error)
+	DeviceSDWAN(ctx context.Context, id, from int64) ([]record.SDWANSample, error)
+	DevicePolicies(ctx context.Context, id, from int64) ([]record.PolicyDelta, error)
 	Agent(ctx context.Context, id int64) (store.Agent, error)
 	InTx(ctx context.Context, fn func(*store.Tx) error) error
 }
@@ -69,6 +72,11 @@ type DeviceItem struct {
 	SysDescr    string `json:"sys_descr"`
 	LastPoll    int64  `json:"last_poll"`
 	LastError   string `json:"last_error"`
+	// The firewall REST driver's (vendor fwvendor; empty otherwise).
+	Vendor     string `json:"vendor"`
+	APIProfile string `json:"api_profile" jsonschema:"description=the profile the latest poll used (auto resolved from the version)"`
+	APIVersion string `json:"api_version" jsonschema:"description=the version the device reported"`
+	APICaps    string `json:"api_caps" jsonschema:"description=the endpoints that answered the latest poll, comma-separated (status, resources, interfaces, vpn_ipsec, vpn_ssl, sdwan, policies)"`
 }
 
 // DeviceKinds are the accepted device kinds.
@@ -131,7 +139,8 @@ func OpenDeviceSecrets(v Sealer, d store.Device) (record.Device, error) {
 
 func deviceItem(d store.Device) DeviceItem {
 	return DeviceItem{ID: d.ID, Name: d.Name, Host: d.Host, Kind: d.Kind, Site: d.Site, SNMPVersion: d.SNMPVersion, PollSeconds: d.PollSeconds,
-		Enabled: d.Enabled, SysName: d.SysName, SysDescr: d.SysDescr, LastPoll: d.LastPoll, LastError: d.LastError}
+		Enabled: d.Enabled, SysName: d.SysName, SysDescr: d.SysDescr, LastPoll: d.LastPoll, LastError: d.LastError,
+		Vendor: d.Vendor, APIProfile: d.APIProfile, APIVersion: d.APIVersion, APICaps: d.APICaps}
 }
 
 // normalise validates a create body and returns the record it describes.
@@ -396,18 +405,28 @@ func (s *Server) deviceResources(c *gin.Context, in *deviceWindowIn) ([]record.R
 	return s.deps.Devices.DeviceResources(c, in.ID, time.Now().Add(-time.Duration(in.Minutes)*time.Minute).Unix())
 }
 
-// DeviceRESTSeries is an item of the vpn, sdwan and policies routes of a
-// firewall REST device: its fields depend on the series (spec 4.8).
-type DeviceRESTSeries map[string]any
+// The firewall REST device's series (spec 4.8; an SNMP device has none
+// and answers []): after the scope check, another site's device is a 404.
 
-// deviceRESTEmpty answers the firewall-only series: an SNMP device has
-// none, and the REST driver is not built yet, so every device answers an
-// empty list (after the scope check: another site's device is a 404).
-func (s *Server) deviceRESTEmpty(c *gin.Context, in *deviceWindowIn) ([]DeviceRESTSeries, error) {
+func (s *Server) deviceVPN(c *gin.Context, in *deviceWindowIn) ([]record.VPNSample, error) {
 	if _, err := s.visibleDevice(c, in.ID); err != nil {
 		return nil, err
 	}
-	return []DeviceRESTSeries{}, nil
+	return s.deps.Devices.DeviceVPN(c, in.ID, time.Now().Add(-time.Duration(in.Minutes)*time.Minute).Unix())
+}
+
+func (s *Server) deviceSDWAN(c *gin.Context, in *deviceWindowIn) ([]record.SDWANSample, error) {
+	if _, err := s.visibleDevice(c, in.ID); err != nil {
+		return nil, err
+	}
+	return s.deps.Devices.DeviceSDWAN(c, in.ID, time.Now().Add(-time.Duration(in.Minutes)*time.Minute).Unix())
+}
+
+func (s *Server) devicePolicies(c *gin.Context, in *deviceWindowIn) ([]record.PolicyDelta, error) {
+	if _, err := s.visibleDevice(c, in.ID); err != nil {
+		return nil, err
+	}
+	return s.deps.Devices.DevicePolicies(c, in.ID, time.Now().Add(-time.Duration(in.Minutes)*time.Minute).Unix())
 }
 
 func (s *Server) getTopology(c *gin.Context, _ *struct{}) (topology.Topology, error) {

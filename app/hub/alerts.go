@@ -12,6 +12,7 @@ import (
 	"netmon/alerting/rules"
 	"netmon/app/api"
 	"netmon/app/live"
+	"netmon/collectors/fwrest"
 )
 
 // buildAlerts builds the alert engine over the capture, the hub's and the
@@ -24,10 +25,11 @@ func (h *Hub) buildAlerts() {
 		Traffic:     alertTraffic{h},
 		Inventories: &alertInventories{h: h, seqs: map[int64]evaluated{}},
 		Ifaces:      deviceIfaceRates{h},
+		Firewalls:   firewallStates{h},
 		Settings: func(ctx context.Context) (alerting.Settings, error) {
 			return api.LoadAlertSettings(ctx, h.db, h.vault)
 		},
-		Sink: h.notifier,
+		Sink:    h.notifier,
 		Names:   alertNames{h},
 		Threats: iocMatcher{h.iocList},
 		Rates:   alertRates{h},
@@ -213,4 +215,37 @@ func appendConn(out []rules.Conn, remote, status, process string, agent int64, s
 		return out
 	}
 	return append(out, rules.Conn{AgentID: agent, Site: site, RemoteIP: host, RemotePort: uint16(p), Process: process})
+}
+
+// firewallStates feeds the firewall-device rules each REST device's
+// latest successful poll, if no older than two of its intervals (a
+// device that stopped answering is judged by its last_error, not by an
+// old tunnel state).
+type firewallStates struct{ h *Hub }
+
+func (f firewallStates) FirewallStates(context.Context) ([]rules.FirewallState, error) {
+	if f.h.fwPoller == nil {
+		return nil, nil
+	}
+	now := time.Now()
+	var out []rules.FirewallState
+	for _, l := range f.h.fwPoller.LatestPolls(48 * time.Hour) {
+		if now.Sub(l.At) > 2*fwrest.Interval(l.Device) {
+			continue
+		}
+		out = append(out, ruleState(l))
+	}
+	return out, nil
+}
+
+func ruleState(l fwrest.Latest) rules.FirewallState {
+	s := rules.FirewallState{DeviceID: l.Device.ID, Name: l.Device.Name, Site: l.Device.Site, Sessions: l.Result.Sessions}
+	for _, t := range l.Result.Tunnels {
+		s.Tunnels = append(s.Tunnels, rules.TunnelState{VDOM: t.VDOM, Name: t.Name, Up: t.Status == "up"})
+	}
+	for _, h := range l.Result.Health {
+		s.Health = append(s.Health, rules.HealthState{VDOM: h.VDOM, Name: h.Name, Member: h.Member, Up: h.Status == "up",
+			LatencyMS: h.LatencyMS, JitterMS: h.JitterMS, LossPct: h.LossPct})
+	}
+	return s
 }

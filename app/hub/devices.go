@@ -2,6 +2,8 @@ package hub
 
 import (
 	"context"
+	"errors"
+	"net/http"
 
 	"netmon/app/api"
 	"netmon/app/netguard"
@@ -27,6 +29,14 @@ func (h *Hub) buildDevices() {
 		Registerer: h.reg,
 	})
 	h.parts.add("snmp", h.poller.Start, noCtx(h.poller.Stop))
+	// The firewall REST devices, on their own schedule (at least 60 s),
+	// each through the guard made for its own api_url, as the probe.
+	h.fwPoller = fwrest.NewPoller(h.log.With("component", "fwrest"), fwrest.DefaultConfig(), fwrest.PollerDeps{
+		Deps:    fwrest.Deps{TransportFor: fwProber{guard: h.netGuard}.transport},
+		Targets: pollTargets{db: h.db, vault: h.vault, log: h.log},
+		Writer:  h.db,
+	})
+	h.parts.add("fwrest", h.fwPoller.Start, noCtx(h.fwPoller.Stop))
 	h.topology = topology.New(h.log.With("component", "topology"), h.db)
 	h.parts.add("topology", h.topology.Start, noCtx(h.topology.Stop))
 }
@@ -38,11 +48,16 @@ func (h *Hub) buildDevices() {
 type fwProber struct{ guard *netguard.Guard }
 
 func (p fwProber) ProbeFirewall(ctx context.Context, d record.Device) (fwrest.Result, error) {
-	g, err := p.guard.ForURL(d.APIURL)
+	return fwrest.Probe(ctx, fwrest.DefaultConfig(), fwrest.Deps{TransportFor: p.transport}, d)
+}
+
+// transport is the guarded transport of one device's api_url.
+func (p fwProber) transport(apiURL string) *http.Transport {
+	g, err := p.guard.ForURL(apiURL)
 	if err != nil {
 		g = p.guard // fwrest refuses the malformed URL with a clearer error
 	}
-	return fwrest.Probe(ctx, fwrest.DefaultConfig(), fwrest.Deps{Transport: g.Transport(netguard.ClientOptions{})}, d)
+	return g.Transport(netguard.ClientOptions{})
 }
 
 // pollTargets lists the stored devices with their credentials opened. A
@@ -71,4 +86,15 @@ func (t pollTargets) PollTargets(ctx context.Context) ([]record.Device, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// devicePollers hands the API the SNMP poller's probe and has both
+// pollers re-read the device list after a change.
+type devicePollers struct {
+	*snmp.Poller
+	fw *fwrest.Poller
+}
+
+func (d devicePollers) Refresh(ctx context.Context) error {
+	return errors.Join(d.Poller.Refresh(ctx), d.fw.Refresh(ctx))
 }

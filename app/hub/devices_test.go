@@ -74,8 +74,10 @@ func TestDeviceRoutes(t *testing.T) {
 		}
 
 		r := boot.call("GET", "/api/v1/devices", nil).must(t, 200)
-		want := fmt.Sprintf(`[{"id":%d,"name":"core","host":"%s","kind":"switch","site":"a","snmp_version":"3","poll_seconds":10,"enabled":true,"sys_name":"core-sw9","sys_descr":%s,"last_poll":%d,"last_error":""},`+
-			`{"id":%d,"name":"patch-panel","host":"","kind":"switch","site":"b","snmp_version":"2c","poll_seconds":60,"enabled":true,"sys_name":"","sys_descr":"","last_poll":0,"last_error":""}]`,
+		want := fmt.Sprintf(`[{"id":%d,"name":"core","host":"%s","kind":"switch","site":"a","snmp_version":"3","poll_seconds":10,"enabled":true,"sys_name":"core-sw9","sys_descr":%s,"last_poll":%d,"last_error":"",`+
+			`"vendor":"","api_profile":"","api_version":"","api_caps":""},`+
+			`{"id":%d,"name":"patch-panel","host":"","kind":"switch","site":"b","snmp_version":"2c","poll_seconds":60,"enabled":true,"sys_name":"","sys_descr":"","last_poll":0,"last_error":"",`+
+			`"vendor":"","api_profile":"","api_version":"","api_caps":""}]`,
 			created.ID, agent.Addr, jsonString(hostileSysDescr), d.LastPoll, node.ID)
 		if r.body != want {
 			t.Errorf("list:\n got %s\nwant %s", r.body, want)

@@ -44,6 +44,7 @@ import (
 	"netmon/capture"
 	"netmon/capture/proc"
 	"netmon/collectors/flows"
+	"netmon/collectors/fwrest"
 	"netmon/collectors/geo"
 	"netmon/collectors/snmp"
 	"netmon/collectors/syslog"
@@ -87,6 +88,7 @@ type Hub struct {
 	fleet     *fleet.Service
 	alerts    *alerting.Engine
 	poller    *snmp.Poller
+	fwPoller  *fwrest.Poller
 	topology  *topology.Service
 	// iocList and categories are the -ioc-file and
 	// -domain-category-file watches (threat.go).
@@ -256,7 +258,7 @@ func (h *Hub) buildHTTP() error {
 		Notifier:       h.notifier,
 		Deliveries:     h.db,
 		Devices:        h.db,
-		DevicePoller:   h.poller,
+		DevicePoller:   devicePollers{h.poller, h.fwPoller},
 		Topology:       h.topology,
 		FirewallProber: fwProber{guard: h.netGuard},
 		Threats:        threatLists{h},

@@ -13,7 +13,7 @@
 //   - agents[]: id ("agent:<n>"), agent_id, name, site, address, online
 //     (telemetry within the last 3 minutes).
 //   - links[]: id, source and target (element ids), source_port,
-//     target_port, kind (lldp, cdp, arp, manual), confidence (discovered,
+//     target_port, kind (lldp, cdp, arp, subnet, manual), confidence (discovered,
 //     inferred, manual), status (normal < 70%, warning >= 70%, critical
 //     >= 90% of the busier direction of either end's port; down when a
 //     port is oper-down; unknown without utilisation), util_pct, ts
@@ -322,6 +322,19 @@ func (s *Service) Build(ctx context.Context, site string) (Topology, error) {
 			links[key] = &l
 		} else {
 			old.TS = max(old.TS, l.TS)
+		}
+	}
+	linked := map[string]bool{}
+	for key := range links {
+		linked[key[0]], linked[key[1]] = true, true
+	}
+	for _, a := range agents {
+		id := "agent:" + strconv.FormatInt(a.ID, 10)
+		if linked[id] || a.LastSeen < cutoff {
+			continue
+		}
+		if l, ok := subnetLink(a, devs); ok {
+			links[[2]string{min(l.Source, l.Target), max(l.Source, l.Target)}] = &l
 		}
 	}
 	for key, l := range links {

@@ -52,7 +52,9 @@ func NewClient(cfg Config, deps Deps, dev record.Device) (*Client, error) {
 		return nil, fmt.Errorf("api_url %q: want https://<device>[:port]", dev.APIURL)
 	}
 	var tr *http.Transport
-	if deps.Transport != nil {
+	if deps.TransportFor != nil {
+		tr = deps.TransportFor(dev.APIURL).Clone()
+	} else if deps.Transport != nil {
 		tr = deps.Transport.Clone()
 	} else {
 		tr = http.DefaultTransport.(*http.Transport).Clone()

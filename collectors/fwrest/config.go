@@ -31,4 +31,8 @@ type Deps struct {
 	// configuration is replaced per device: verification follows
 	// api_verify_tls.
 	Transport *http.Transport
+	// TransportFor, when set, makes the transport of one device from its
+	// api_url instead (the scheduled poller's: the guard allows each
+	// device's own configured address); Transport is then unused.
+	TransportFor func(apiURL string) *http.Transport
 }

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gosnmp/gosnmp"
 
@@ -31,13 +32,17 @@ func readNeighbors(g *gosnmp.GoSNMP, cfg Config, ifs []rawIface) ([]record.Neigh
 	}
 
 	// LLDP: rows indexed <timeMark>.<localPortNum>.<remIndex>.
-	lldp, err := walk(1024, oidLldpLocPortID, oidLldpRemEntry+"7", oidLldpRemEntry+"9", oidLldpRemManAddr)
+	// Port ids come with their subtype and a description: lldpd (and
+	// many switches) send the MAC address as the port id, so the name is
+	// the description then (portName).
+	lldp, err := walk(1024, oidLldpLocPortID, oidLldpRemEntry+"7", oidLldpRemEntry+"9", oidLldpRemManAddr,
+		oidLldpLocPortSub, oidLldpLocPortDesc, oidLldpRemEntry+"6", oidLldpRemEntry+"8")
 	if err != nil {
 		return nil, requests, varbinds, err
 	}
 	locPort := map[string]string{}
 	for idx, v := range lldp[0].rows {
-		locPort[idx] = str(v)
+		locPort[idx] = portName(lldp[4].rows[idx], v, lldp[5].rows[idx])
 	}
 	manAddr := map[string]string{} // "<tm>.<port>.<idx>" -> address
 	for idx := range lldp[3].rows {
@@ -57,7 +62,7 @@ func readNeighbors(g *gosnmp.GoSNMP, cfg Config, ifs []rawIface) ([]record.Neigh
 			local = ifName[parts[1]] // many agents number LLDP ports by ifIndex
 		}
 		out = append(out, record.Neighbor{Source: "lldp", LocalPort: local, RemoteName: str(v),
-			RemotePort: str(lldp[1].rows[idx]), RemoteAddr: manAddr[idx]})
+			RemotePort: portName(lldp[6].rows[idx], lldp[1].rows[idx], lldp[7].rows[idx]), RemoteAddr: manAddr[idx]})
 	}
 
 	// CDP: rows indexed <ifIndex>.<deviceIndex>.
@@ -88,6 +93,39 @@ func readNeighbors(g *gosnmp.GoSNMP, cfg Config, ifs []rawIface) ([]record.Neigh
 		out = append(out, record.Neighbor{Source: "arp", LocalPort: ifName[ifIdx], RemoteAddr: addr, RemoteMAC: mac(b)})
 	}
 	return out, requests, varbinds, nil
+}
+
+// portName names an LLDP port from its id, id subtype and description:
+// the id when it is a printable name (interfaceAlias, interfaceName,
+// local, or no subtype given), else the description, else the MAC
+// address (subtype 3) or the id as it is.
+func portName(subtype, id, desc gosnmp.SnmpPDU) string {
+	b, _ := id.Value.([]byte)
+	st := num(subtype)
+	if st != 3 && printable(b) {
+		return string(b)
+	}
+	if d := str(desc); d != "" {
+		return d
+	}
+	if st == 3 && len(b) == 6 {
+		return mac(b)
+	}
+	return str(id)
+}
+
+// printable reports whether b is a non-empty name (printable ASCII or
+// UTF-8 text, no control bytes).
+func printable(b []byte) bool {
+	if len(b) == 0 || !utf8.Valid(b) {
+		return false
+	}
+	for _, r := range string(b) {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func mac(b []byte) string {

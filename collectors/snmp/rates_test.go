@@ -115,3 +115,54 @@ func FuzzBuildIfaces(f *testing.F) {
 		}
 	})
 }
+
+// TestPortName: an LLDP port is named by its id when that is a name, by
+// its description when the id is a MAC address (lldpd's default) or
+// binary, and by the MAC when there is no description.
+func TestPortName(t *testing.T) {
+	macID := []byte{0x02, 0x42, 0xac, 0x11, 0x00, 0x02}
+	pdu := func(v any) gosnmp.SnmpPDU {
+		switch x := v.(type) {
+		case int:
+			return gosnmp.SnmpPDU{Type: gosnmp.Integer, Value: x}
+		case []byte:
+			return gosnmp.SnmpPDU{Type: gosnmp.OctetString, Value: x}
+		}
+		return gosnmp.SnmpPDU{}
+	}
+	for _, c := range []struct {
+		sub  gosnmp.SnmpPDU
+		id   []byte
+		desc string
+		want string
+	}{
+		{pdu(5), []byte("Gi1/0/24"), "uplink to core", "Gi1/0/24"},
+		{gosnmp.SnmpPDU{}, []byte("eth0"), "", "eth0"},
+		{pdu(3), macID, "veth-b", "veth-b"},
+		{pdu(3), macID, "", "02:42:ac:11:00:02"},
+		{pdu(7), []byte{0x01, 0xff}, "port 1", "port 1"},
+		{pdu(3), []byte("abc"), "", "abc"},
+	} {
+		var desc gosnmp.SnmpPDU
+		if c.desc != "" {
+			desc = pdu([]byte(c.desc))
+		}
+		if got := portName(c.sub, pdu(c.id), desc); got != c.want {
+			t.Errorf("portName(%v, %q, %q) = %q, want %q", c.sub.Value, c.id, c.desc, got, c.want)
+		}
+	}
+}
+
+// FuzzPortName: any LLDP port id, subtype and description give a name
+// without panicking; a printable id of a name subtype is kept as is.
+func FuzzPortName(f *testing.F) {
+	f.Add(5, []byte("Gi1/0/24"), []byte("uplink"))
+	f.Add(3, []byte{2, 0x42, 0xac, 0x11, 0, 2}, []byte(""))
+	f.Fuzz(func(t *testing.T, sub int, id, desc []byte) {
+		got := portName(gosnmp.SnmpPDU{Type: gosnmp.Integer, Value: sub}, gosnmp.SnmpPDU{Type: gosnmp.OctetString, Value: id},
+			gosnmp.SnmpPDU{Type: gosnmp.OctetString, Value: desc})
+		if sub != 3 && printable(id) && got != string(id) {
+			t.Fatalf("portName(%d, %q) = %q", sub, id, got)
+		}
+	})
+}

@@ -23,16 +23,18 @@ const (
 	oidHrStorageRAM    = ".1.3.6.1.2.1.25.2.1.2"
 	oidHrStorageDisk   = ".1.3.6.1.2.1.25.2.1.4"
 
-	oidUcdSsCPUIdle   = ".1.3.6.1.4.1.2021.11.11.0"
-	oidUcdMemTotal    = ".1.3.6.1.4.1.2021.4.5.0"
-	oidUcdMemAvail    = ".1.3.6.1.4.1.2021.4.6.0"
-	oidUcdMemBuffer   = ".1.3.6.1.4.1.2021.4.14.0"
-	oidUcdMemCached   = ".1.3.6.1.4.1.2021.4.15.0"
-	oidLldpLocPortID  = ".1.0.8802.1.1.2.1.3.7.1.3"
-	oidLldpRemEntry   = ".1.0.8802.1.1.2.1.4.1.1."
-	oidLldpRemManAddr = ".1.0.8802.1.1.2.1.4.2.1.3"
-	oidCdpCacheEntry  = ".1.3.6.1.4.1.9.9.23.1.2.1.1."
-	oidIPNetToMedia   = ".1.3.6.1.2.1.4.22.1.2"
+	oidUcdSsCPUIdle    = ".1.3.6.1.4.1.2021.11.11.0"
+	oidUcdMemTotal     = ".1.3.6.1.4.1.2021.4.5.0"
+	oidUcdMemAvail     = ".1.3.6.1.4.1.2021.4.6.0"
+	oidUcdMemBuffer    = ".1.3.6.1.4.1.2021.4.14.0"
+	oidUcdMemCached    = ".1.3.6.1.4.1.2021.4.15.0"
+	oidLldpLocPortID   = ".1.0.8802.1.1.2.1.3.7.1.3"
+	oidLldpLocPortSub  = ".1.0.8802.1.1.2.1.3.7.1.2"
+	oidLldpLocPortDesc = ".1.0.8802.1.1.2.1.3.7.1.4"
+	oidLldpRemEntry    = ".1.0.8802.1.1.2.1.4.1.1."
+	oidLldpRemManAddr  = ".1.0.8802.1.1.2.1.4.2.1.3"
+	oidCdpCacheEntry   = ".1.3.6.1.4.1.9.9.23.1.2.1.1."
+	oidIPNetToMedia    = ".1.3.6.1.2.1.4.22.1.2"
 )
 
 // usm report OIDs (RFC 3414): why a v3 request was refused.

@@ -93,4 +93,6 @@ type DevicePoll struct {
 	Ifaces    []IfaceSample
 	Resources *ResourceSample
 	Neighbors []Neighbor
+	// Firewall is set by the REST driver only (nil for an SNMP poll).
+	Firewall *FirewallPoll
 }

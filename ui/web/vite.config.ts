@@ -23,6 +23,8 @@ export default defineConfig({
       output: {
         manualChunks(id) {
           if (id.includes('node_modules/uplot')) return 'uplot'
+          // the Geo page's country shapes: loaded only when the page opens
+          if (id.includes('node_modules/world-atlas') || id.includes('node_modules/topojson-client')) return 'worldmap'
           if (id.includes('node_modules/')) return 'vendor'
           return undefined
         },

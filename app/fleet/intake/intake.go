@@ -264,6 +264,7 @@ func (in *Service) Telemetry(ctx context.Context, agent AgentRef, ip netip.Addr,
 		in.m.batches.WithLabelValues("invalid").Inc()
 		return wire.TelemetryResponse{}, tooManyConns()
 	}
+	cleanAddrs(t.Interfaces)
 	now := in.cfg.Now().Unix()
 	if t.TS < now-7*86400 || t.TS > now+86400 {
 		t.TS = now
@@ -314,3 +315,28 @@ func (in *Service) Telemetry(ctx context.Context, agent AgentRef, ip netip.Addr,
 // errQueueFull answers a batch the ingest queue cannot take: the agent
 // keeps it in its spool and retries.
 var errQueueFull = errs.Unavailablef(0, "the hub's ingest queue is full; keep the batch and retry later")
+
+// cleanAddrs keeps of each interface's addresses (wire.Interface.Addrs)
+// at most wire.MaxAddrs valid prefixes, in canonical form: they are
+// stored with the counters and read by the topology.
+func cleanAddrs(ifs []wire.Interface) {
+	for i := range ifs {
+		in := ifs[i].Addrs
+		if len(in) == 0 {
+			continue
+		}
+		out := in[:0]
+		for _, a := range in {
+			if len(out) >= wire.MaxAddrs {
+				break
+			}
+			if p, err := netip.ParsePrefix(a); err == nil {
+				out = append(out, p.String())
+			}
+		}
+		if len(out) == 0 {
+			out = nil
+		}
+		ifs[i].Addrs = out
+	}
+}

@@ -29,6 +29,7 @@ export const routes: RouteRecordRaw[] = [
   { path: '/flows', name: 'flows', component: () => import('./views/FlowsView.vue'), meta: { title: 'Flows', perm: 'view' } },
   { path: '/events', name: 'events', component: () => import('./views/EventsView.vue'), meta: { title: 'Events', perm: 'view' } },
   { path: '/topology', name: 'topology', component: () => import('./views/TopologyView.vue'), meta: { title: 'Topology', perm: 'view' } },
+  { path: '/geo', name: 'geo', component: () => import('./views/GeoView.vue'), meta: { title: 'Geo', perm: 'view' } },
   { path: '/devices', name: 'devices', component: () => import('./views/DevicesView.vue'), meta: { title: 'Devices', perm: 'view' } },
   { path: '/alerts', name: 'alerts', component: () => import('./views/AlertsView.vue'), meta: { title: 'Alerts', perm: 'view' } },
   { path: '/incidents', name: 'incidents', component: () => import('./views/IncidentsView.vue'), meta: { title: 'Incidents', perm: 'view' } },

@@ -1012,7 +1012,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Most active policy hit deltas of a firewall REST device (empty: the REST driver is not built into this hub yet) */
+        /**
+         * Firewall policies of a REST device by activity in the window: hit, byte and packet deltas, most hits first
+         * @description Deltas between each policy's first and last sample in the window (a reset counter counts from zero); active_sessions and hit_count are the latest sample's. An SNMP device answers [].
+         */
         get: operations["getDevicePolicies"];
         put?: never;
         post?: never;
@@ -1049,7 +1052,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** SD-WAN health checks of a firewall REST device (empty: the REST driver is not built into this hub yet) */
+        /**
+         * SD-WAN health checks of a firewall REST device per member and poll in the window, oldest first
+         * @description latency_ms, jitter_ms and loss_pct as the device measured them. An SNMP device answers [].
+         */
         get: operations["getDeviceSDWAN"];
         put?: never;
         post?: never;
@@ -1086,7 +1092,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** IPsec tunnels and SSL VPN users of a firewall REST device (empty: the REST driver is not built into this hub yet) */
+        /**
+         * IPsec tunnels and SSL VPN users of a firewall REST device per poll in the window, oldest first
+         * @description One item per tunnel (kind ipsec: remote gateway, up when a phase 2 selector is up, uptime, byte counters) or connected SSL user (kind ssl: their address, seconds since login) and poll. An SNMP device answers [].
+         */
         get: operations["getDeviceVPN"];
         put?: never;
         post?: never;
@@ -2241,8 +2250,14 @@ export interface components {
             sys_descr: string;
             last_poll: number;
             last_error: string;
+            vendor: string;
+            /** @description the profile the latest poll used (auto resolved from the version) */
+            api_profile: string;
+            /** @description the version the device reported */
+            api_version: string;
+            /** @description the endpoints that answered the latest poll */
+            api_caps: string;
         };
-        DeviceRESTSeries: Record<string, never>;
         EndpointInfo: {
             ip: string;
             country: string;
@@ -2680,12 +2695,40 @@ export interface components {
             updated_ts: number;
             closed_ts: number;
         };
+        RecordPolicyDelta: {
+            vdom: string;
+            policy_id: number;
+            /** @description hit count growth in the window */
+            hits: number;
+            /** @description byte growth in the window */
+            bytes: number;
+            /** @description packet growth in the window */
+            packets: number;
+            /** @description at the latest sample */
+            active_sessions: number;
+            /** @description the device's cumulative hit count at the latest sample */
+            hit_count: number;
+            last_ts: number;
+        };
         RecordResourceSample: {
             ts: number;
             cpu_pct: number;
             mem_pct: number;
             disk_pct: number;
             sessions: number;
+        };
+        RecordSDWANSample: {
+            ts: number;
+            vdom: string;
+            /** @description health-check name */
+            name: string;
+            /** @description member interface */
+            member: string;
+            /** @description up */
+            status: string;
+            latency_ms: number;
+            jitter_ms: number;
+            loss_pct: number;
         };
         RecordStarted: {
             ok: boolean;
@@ -2703,6 +2746,25 @@ export interface components {
             file: string;
             packets: number;
             bytes: number;
+        };
+        RecordVPNSample: {
+            ts: number;
+            /** @enum {string} */
+            kind: "ipsec" | "ssl";
+            vdom: string;
+            /** @description tunnel name (ipsec) or user name (ssl) */
+            name: string;
+            /** @description remote gateway (ipsec) or the user's address (ssl) */
+            remote: string;
+            /**
+             * @description ipsec: up when a phase 2 selector is up; ssl: always up (a listed user is connected)
+             * @enum {string}
+             */
+            status: "up" | "down";
+            /** @description ipsec: seconds since the tunnel came up; ssl: seconds since login at the poll */
+            uptime_sec: number;
+            in_bytes: number;
+            out_bytes: number;
         };
         ReviewCreate: {
             kind: string;
@@ -2984,6 +3046,7 @@ export interface components {
             tx_bytes: number;
             rx_packets: number;
             tx_packets: number;
+            addrs?: string[];
         };
         WireL7Observation: {
             host: string;
@@ -6099,7 +6162,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DeviceRESTSeries"][];
+                    "application/json": components["schemas"]["RecordPolicyDelta"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -6205,7 +6268,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DeviceRESTSeries"][];
+                    "application/json": components["schemas"]["RecordSDWANSample"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -6339,7 +6402,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DeviceRESTSeries"][];
+                    "application/json": components["schemas"]["RecordVPNSample"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */

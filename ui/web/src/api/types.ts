@@ -96,6 +96,7 @@ export type FlowEvent = S['StoreEvent']
 export type EventPage = S['EventPage']
 export type FlowSeries = S['FlowSeriesOut']
 export type GeoStatus = S['GeoStatus']
+export type GeoItem = S['GeoItem']
 export type FlowExporter = S['FlowsExporterStatus']
 
 // Devices and topology (issue 20).
