@@ -21,6 +21,7 @@ type Accountant struct {
 	objs  attrObjects
 	links []link.Link
 	prev  map[attrFlowKey]*seen
+	slots map[uint32]*slotState
 	lost  [2]Counters
 }
 
@@ -66,6 +67,10 @@ func Start() (*Accountant, error) {
 			return nil, fmt.Errorf("ebpf: kernel %s refused the programs: %s", release(), lastLine(ve))
 		}
 		return nil, fmt.Errorf("ebpf: loading the programs: %v", err)
+	}
+	if err := a.fillFreeSlots(); err != nil {
+		_ = a.Close()
+		return nil, err
 	}
 	for _, p := range []*cebpf.Program{a.objs.SockSend, a.objs.SockRecv} {
 		l, err := link.AttachTracing(link.TracingOptions{Program: p})
@@ -113,6 +118,9 @@ func (a *Accountant) Read() (Delta, error) {
 	}
 	if err := it.Err(); err != nil {
 		return d, fmt.Errorf("ebpf: reading the flows map: %w", err)
+	}
+	if err := a.readSlots(&d); err != nil {
+		return d, err
 	}
 	for key, s := range a.prev {
 		switch {
