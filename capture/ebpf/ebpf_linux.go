@@ -52,6 +52,17 @@ func Start() (*Accountant, error) {
 	if err := rlimit.RemoveMemlock(); err != nil && !errors.Is(err, unix.EPERM) {
 		return nil, fmt.Errorf("ebpf: raising RLIMIT_MEMLOCK: %v", err)
 	}
+	// Without privilege the socket storage map is refused with EINVAL
+	// (no BTF for the unprivileged), which says nothing: ask the kernel
+	// for a plain array first, refused with EPERM.
+	probe, err := cebpf.NewMap(&cebpf.MapSpec{Type: cebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
+	if err != nil {
+		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+			return nil, errors.New("ebpf: needs CAP_BPF and CAP_PERFMON, or root")
+		}
+		return nil, fmt.Errorf("ebpf: creating a map: %v", err)
+	}
+	_ = probe.Close()
 	a := &Accountant{prev: map[attrFlowKey]*seen{}}
 	if err := loadAttrObjects(&a.objs, &cebpf.CollectionOptions{Programs: cebpf.ProgramOptions{KernelTypes: kspec}}); err != nil {
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
