@@ -238,6 +238,9 @@ static __always_inline int account_hash(struct sock *sk, int ret, int out, unsig
 // the slow path and gets a new slot) and, one read later, zeroing its
 // counts and returning it to free_slots.
 #define SLOTS 16384
+// User space reads the two arrays through a memory mapping: a syscall
+// per entry (batch lookups) took 29 ms a read.
+#define BPF_F_MMAPABLE (1U << 10)
 
 struct slot_desc {
 	struct flow_key key;
@@ -272,6 +275,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct slot_cnt);
 } counts SEC(".maps");
@@ -279,6 +283,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct slot_desc);
 } slot_descs SEC(".maps");

@@ -22,6 +22,9 @@ type Accountant struct {
 	links []link.Link
 	prev  map[attrFlowKey]*seen
 	slots map[uint32]*slotState
+	// Read's buffers for the slot arrays.
+	descs []attrSlotDesc
+	cnts  []attrSlotCnt
 	lost  [2]Counters
 }
 

@@ -1,8 +1,8 @@
 package ebpf
 
 import (
-	"errors"
 	"fmt"
+	"unsafe"
 
 	cebpf "github.com/cilium/ebpf"
 )
@@ -37,12 +37,15 @@ func (a *Accountant) fillFreeSlots() error {
 // readSlots appends the slots' flows to d and frees slots idle for
 // idleReads reads, in two steps (see attr.bpf.c).
 func (a *Accountant) readSlots(d *Delta) error {
-	descs, err := lookupAll[attrSlotDesc](a.objs.SlotDescs)
-	if err != nil {
+	if a.descs == nil {
+		// Kept between reads: 2 MB that would be garbage every second.
+		a.descs, a.cnts = make([]attrSlotDesc, slots), make([]attrSlotCnt, slots)
+	}
+	descs, cnts := a.descs, a.cnts
+	if err := readArray(a.objs.SlotDescs, descs); err != nil {
 		return fmt.Errorf("ebpf: reading the slot descriptions: %w", err)
 	}
-	cnts, err := lookupAll[attrSlotCnt](a.objs.Counts)
-	if err != nil {
+	if err := readArray(a.objs.Counts, cnts); err != nil {
 		return fmt.Errorf("ebpf: reading the slot counts: %w", err)
 	}
 	for i := range descs {
@@ -89,24 +92,19 @@ func (a *Accountant) readSlots(d *Delta) error {
 	return nil
 }
 
-// lookupAll reads a whole array map with batch lookups.
-func lookupAll[V any](m *cebpf.Map) ([]V, error) {
-	keys := make([]uint32, slots)
-	vals := make([]V, slots)
-	var cursor cebpf.MapBatchCursor
-	n := 0
-	for n < slots {
-		got, err := m.BatchLookup(&cursor, keys[n:], vals[n:], nil)
-		n += got
-		if errors.Is(err, cebpf.ErrKeyNotExist) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+// readArray copies a whole memory-mapped array map of slots entries
+// into vals (structs laid out as in C, 8-byte multiples: the kernel's
+// element stride). Each counter is an aligned 8-byte word, read whole.
+func readArray[V any](m *cebpf.Map, vals []V) error {
+	mem, err := m.Memory()
+	if err != nil {
+		return err
 	}
-	if n != slots {
-		return nil, fmt.Errorf("batch lookup returned %d of %d entries", n, slots)
+	size := int(unsafe.Sizeof(vals[0]))
+	if size%8 != 0 || int(m.ValueSize()) != size || mem.Size() < size*len(vals) {
+		return fmt.Errorf("map %s: value size %d, mapping %d bytes, Go type %d bytes", m, m.ValueSize(), mem.Size(), size)
 	}
-	return vals, nil
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&vals[0])), size*len(vals))
+	_, err = mem.ReadAt(buf, 0)
+	return err
 }

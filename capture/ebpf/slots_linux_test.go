@@ -12,8 +12,8 @@ import (
 // descriptions), and the ones Read remembers.
 func mySlots(t *testing.T, a *Accountant) (kernel, remembered int) {
 	t.Helper()
-	descs, err := lookupAll[attrSlotDesc](a.objs.SlotDescs)
-	if err != nil {
+	descs := make([]attrSlotDesc, slots)
+	if err := readArray(a.objs.SlotDescs, descs); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range descs {
@@ -150,5 +150,16 @@ func TestSharedSocketAttributed(t *testing.T) {
 	}
 	if kid != (Counters{BytesOut: 1000, CallsOut: 4}) {
 		t.Errorf("child pid %d: %+v, want 1000 bytes in 4 calls; flows %s", child.Process.Pid, kid, fmt.Sprint(d.Flows))
+	}
+}
+
+// BenchmarkRead is one Read of the kernel's maps (both slot arrays whole,
+// and the hash), as the agent does every interval.
+func BenchmarkRead(b *testing.B) {
+	a := start(b)
+	for b.Loop() {
+		if _, err := a.Read(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
