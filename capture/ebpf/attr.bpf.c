@@ -244,12 +244,16 @@ static __always_inline int account_hash(struct sock *sk, int ret, int out, unsig
 
 struct slot_desc {
 	struct flow_key key;
-	__u32 gen;
 	__u32 used; // 1 from allocation until user space frees the slot
+	__u32 pad;
 	struct flow_val v; // the description (counters unused)
 };
 
+// gen shares the counters' cache line, so the hot path reads one line;
+// user space raises it with one aligned 8-byte store through the
+// memory mapping, leaving the counters alone.
 struct slot_cnt {
+	__u64 gen;
 	__u64 bytes_in;
 	__u64 bytes_out;
 	__u64 calls_in;
@@ -259,8 +263,8 @@ struct slot_cnt {
 struct sk_slot {
 	__u32 pid;
 	__u32 ports;
-	__u32 slot;
-	__u32 gen;
+	__u64 slot;
+	__u64 gen;
 };
 
 struct {
@@ -329,17 +333,14 @@ static __always_inline int account(struct sock *sk, int ret, int out)
 	};
 	struct sk_slot *s = bpf_sk_storage_get(&sk_slots, sk, 0, 0);
 	__u32 i;
-	struct slot_desc *d;
+	struct slot_cnt *c;
 	if (s) {
 		i = s->slot;
-		d = bpf_map_lookup_elem(&slot_descs, &i);
-		if (d && d->gen == s->gen) {
+		c = bpf_map_lookup_elem(&counts, &i);
+		if (c && c->gen == s->gen) {
 			if (s->pid == k.pid && s->ports == k.ports) {
-				struct slot_cnt *c = bpf_map_lookup_elem(&counts, &i);
-				if (c) {
-					add_slot(c, ret, out);
-					return 0;
-				}
+				add_slot(c, ret, out);
+				return 0;
 			}
 			// Another process using the socket (inherited across
 			// fork): its calls go to the hash, the socket's slot
@@ -359,8 +360,8 @@ static __always_inline int account(struct sock *sk, int ret, int out)
 	}
 	if (bpf_map_pop_elem(&free_slots, &i) != 0)
 		return account_hash(sk, ret, out, family, proto, &k); // no free slot
-	d = bpf_map_lookup_elem(&slot_descs, &i);
-	struct slot_cnt *c = bpf_map_lookup_elem(&counts, &i);
+	struct slot_desc *d = bpf_map_lookup_elem(&slot_descs, &i);
+	c = bpf_map_lookup_elem(&counts, &i);
 	if (!d || !c)
 		return 0;
 	__builtin_memset(&d->v, 0, sizeof(d->v));
@@ -376,7 +377,7 @@ static __always_inline int account(struct sock *sk, int ret, int out)
 		s->pid = k.pid;
 		s->ports = k.ports;
 		s->slot = i;
-		s->gen = d->gen;
+		s->gen = c->gen;
 	}
 	return 0;
 }

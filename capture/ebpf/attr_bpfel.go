@@ -40,12 +40,13 @@ type attrSkSlot struct {
 	_     structs.HostLayout
 	Pid   uint32
 	Ports uint32
-	Slot  uint32
-	Gen   uint32
+	Slot  uint64
+	Gen   uint64
 }
 
 type attrSlotCnt struct {
 	_        structs.HostLayout
+	Gen      uint64
 	BytesIn  uint64
 	BytesOut uint64
 	CallsIn  uint64
@@ -55,8 +56,8 @@ type attrSlotCnt struct {
 type attrSlotDesc struct {
 	_    structs.HostLayout
 	Key  attrFlowKey
-	Gen  uint32
 	Used uint32
+	Pad  uint32
 	V    attrFlowVal
 }
 

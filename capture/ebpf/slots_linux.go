@@ -1,6 +1,7 @@
 package ebpf
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unsafe"
 
@@ -13,7 +14,7 @@ const slots = 16384
 
 // slotState is what Read remembers of one slot in use.
 type slotState struct {
-	gen  uint32
+	gen  uint64
 	flow Flow
 	c    Counters
 	idle int
@@ -56,7 +57,7 @@ func (a *Accountant) readSlots(d *Delta) error {
 			if desc.Used == 0 {
 				continue
 			}
-			s = &slotState{gen: desc.Gen, flow: flowOf(desc.Key.Pid, &desc.V)}
+			s = &slotState{gen: cnts[i].Gen, flow: flowOf(desc.Key.Pid, &desc.V)}
 			a.slots[idx] = s
 		}
 		v := cnts[i]
@@ -73,7 +74,7 @@ func (a *Accountant) readSlots(d *Delta) error {
 		}
 		switch {
 		case s.freeing:
-			if err := a.objs.Counts.Update(idx, attrSlotCnt{}, cebpf.UpdateExist); err != nil {
+			if err := a.objs.Counts.Update(idx, attrSlotCnt{Gen: s.gen + 1}, cebpf.UpdateExist); err != nil {
 				return fmt.Errorf("ebpf: zeroing slot %d: %w", idx, err)
 			}
 			if err := a.objs.FreeSlots.Update(nil, idx, cebpf.UpdateAny); err != nil {
@@ -81,8 +82,11 @@ func (a *Accountant) readSlots(d *Delta) error {
 			}
 			delete(a.slots, idx)
 		case s.idle >= idleReads:
+			if err := a.retire(idx, s.gen+1); err != nil {
+				return fmt.Errorf("ebpf: retiring slot %d: %w", idx, err)
+			}
 			nd := *desc
-			nd.Gen, nd.Used = s.gen+1, 0
+			nd.Used = 0
 			if err := a.objs.SlotDescs.Update(idx, nd, cebpf.UpdateExist); err != nil {
 				return fmt.Errorf("ebpf: retiring slot %d: %w", idx, err)
 			}
@@ -90,6 +94,20 @@ func (a *Accountant) readSlots(d *Delta) error {
 		}
 	}
 	return nil
+}
+
+// retire stores the slot's new generation, one aligned 8-byte word of
+// the mapped counts (the programs may be adding to the counters next to
+// it: an Update of the whole value would overwrite their adds).
+func (a *Accountant) retire(idx uint32, gen uint64) error {
+	mem, err := a.objs.Counts.Memory()
+	if err != nil {
+		return err
+	}
+	var w [8]byte
+	binary.NativeEndian.PutUint64(w[:], gen)
+	_, err = mem.WriteAt(w[:], int64(idx)*int64(unsafe.Sizeof(attrSlotCnt{})))
+	return err
 }
 
 // readArray copies a whole memory-mapped array map of slots entries
