@@ -7,9 +7,9 @@
 // sock:sock_recv_length tracepoints (kernel >= 6.3; kprobes and fentry
 // are not used because many kernels, this project's CI included, refuse
 // them) add the bytes every sendmsg/recvmsg moved on an IPv4/IPv6 TCP or
-// UDP socket to a per-CPU hash keyed by (socket, tgid, ports), with the
+// UDP socket to the socket's slot (see account below), with the
 // group leader's comm, protocol, local and remote address and port
-// recorded when the entry is created. The tracepoints fire in
+// recorded when the slot is taken. The tracepoints fire in
 // the calling task's context, so the process is exact, even for a
 // process that exits a millisecond later. User space reads the
 // cumulative counters every interval and reports deltas.
