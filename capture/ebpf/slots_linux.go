@@ -57,6 +57,12 @@ func (a *Accountant) readSlots(d *Delta) error {
 			if desc.Used == 0 {
 				continue
 			}
+			// The copy above may have met the programs writing this
+			// description (they set used last, but the copy's order
+			// is memmove's); a second read, a copy later, cannot.
+			if err := a.objs.SlotDescs.Lookup(idx, desc); err != nil {
+				return fmt.Errorf("ebpf: reading slot %d: %w", idx, err)
+			}
 			s = &slotState{gen: cnts[i].Gen, flow: flowOf(desc.Key.Pid, &desc.V)}
 			a.slots[idx] = s
 		}
