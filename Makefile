@@ -128,7 +128,7 @@ bench-prune: ## flow retention: 7 expired days dropped whole vs batch-deleted, S
 
 bench-attr: ## deep collection: the eBPF and pcap backends side by side while iperf3 moves 1 Gbit/s on loopback (CPU, RSS, attributed share); root
 	go test -run '^$$' -bench '^BenchmarkAttributionIperf$$' -benchtime 1x -count 1 ./capture/attr
-	go test -run '^$$' -bench '^BenchmarkKernelCostPerCall$$' -count 1 ./capture/ebpf
+	go test -run '^$$' -bench '^(BenchmarkKernelCostPerCall|BenchmarkRead)$$' -count 1 ./capture/ebpf
 
 bench-http: build ## cold start to /readyz 200, idle RSS, /healthz req/s and p99
 	go test -run '^$$' -bench '^BenchmarkHubBinary$$' -benchtime 1x -count 1 ./app/hub \

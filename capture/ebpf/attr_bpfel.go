@@ -36,6 +36,31 @@ type attrFlowVal struct {
 	Comm     [16]int8
 }
 
+type attrSkSlot struct {
+	_     structs.HostLayout
+	Pid   uint32
+	Ports uint32
+	Slot  uint64
+	Gen   uint64
+}
+
+type attrSlotCnt struct {
+	_        structs.HostLayout
+	Gen      uint64
+	BytesIn  uint64
+	BytesOut uint64
+	CallsIn  uint64
+	CallsOut uint64
+}
+
+type attrSlotDesc struct {
+	_    structs.HostLayout
+	Key  attrFlowKey
+	Used uint32
+	Pad  uint32
+	V    attrFlowVal
+}
+
 // loadAttr returns the embedded CollectionSpec for attr.
 func loadAttr() (*ebpf.CollectionSpec, error) {
 	reader := bytes.NewReader(_AttrBytes)
@@ -86,9 +111,13 @@ type attrProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type attrMapSpecs struct {
-	Flows   *ebpf.MapSpec `ebpf:"flows"`
-	Lost    *ebpf.MapSpec `ebpf:"lost"`
-	Scratch *ebpf.MapSpec `ebpf:"scratch"`
+	Counts    *ebpf.MapSpec `ebpf:"counts"`
+	Flows     *ebpf.MapSpec `ebpf:"flows"`
+	FreeSlots *ebpf.MapSpec `ebpf:"free_slots"`
+	Lost      *ebpf.MapSpec `ebpf:"lost"`
+	Scratch   *ebpf.MapSpec `ebpf:"scratch"`
+	SkSlots   *ebpf.MapSpec `ebpf:"sk_slots"`
+	SlotDescs *ebpf.MapSpec `ebpf:"slot_descs"`
 }
 
 // attrVariableSpecs contains global variables before they are loaded into the kernel.
@@ -117,16 +146,24 @@ func (o *attrObjects) Close() error {
 //
 // It can be passed to loadAttrObjects or ebpf.CollectionSpec.LoadAndAssign.
 type attrMaps struct {
-	Flows   *ebpf.Map `ebpf:"flows"`
-	Lost    *ebpf.Map `ebpf:"lost"`
-	Scratch *ebpf.Map `ebpf:"scratch"`
+	Counts    *ebpf.Map `ebpf:"counts"`
+	Flows     *ebpf.Map `ebpf:"flows"`
+	FreeSlots *ebpf.Map `ebpf:"free_slots"`
+	Lost      *ebpf.Map `ebpf:"lost"`
+	Scratch   *ebpf.Map `ebpf:"scratch"`
+	SkSlots   *ebpf.Map `ebpf:"sk_slots"`
+	SlotDescs *ebpf.Map `ebpf:"slot_descs"`
 }
 
 func (m *attrMaps) Close() error {
 	return _AttrClose(
+		m.Counts,
 		m.Flows,
+		m.FreeSlots,
 		m.Lost,
 		m.Scratch,
+		m.SkSlots,
+		m.SlotDescs,
 	)
 }
 

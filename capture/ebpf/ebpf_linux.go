@@ -21,6 +21,10 @@ type Accountant struct {
 	objs  attrObjects
 	links []link.Link
 	prev  map[attrFlowKey]*seen
+	slots map[uint32]*slotState
+	// Read's buffers for the slot arrays.
+	descs []attrSlotDesc
+	cnts  []attrSlotCnt
 	lost  [2]Counters
 }
 
@@ -51,6 +55,17 @@ func Start() (*Accountant, error) {
 	if err := rlimit.RemoveMemlock(); err != nil && !errors.Is(err, unix.EPERM) {
 		return nil, fmt.Errorf("ebpf: raising RLIMIT_MEMLOCK: %v", err)
 	}
+	// Without privilege the socket storage map is refused with EINVAL
+	// (no BTF for the unprivileged), which says nothing: ask the kernel
+	// for a plain array first, refused with EPERM.
+	probe, err := cebpf.NewMap(&cebpf.MapSpec{Type: cebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
+	if err != nil {
+		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+			return nil, errors.New("ebpf: needs CAP_BPF and CAP_PERFMON, or root")
+		}
+		return nil, fmt.Errorf("ebpf: creating a map: %v", err)
+	}
+	_ = probe.Close()
 	a := &Accountant{prev: map[attrFlowKey]*seen{}}
 	if err := loadAttrObjects(&a.objs, &cebpf.CollectionOptions{Programs: cebpf.ProgramOptions{KernelTypes: kspec}}); err != nil {
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
@@ -66,6 +81,10 @@ func Start() (*Accountant, error) {
 			return nil, fmt.Errorf("ebpf: kernel %s refused the programs: %s", release(), lastLine(ve))
 		}
 		return nil, fmt.Errorf("ebpf: loading the programs: %v", err)
+	}
+	if err := a.fillFreeSlots(); err != nil {
+		_ = a.Close()
+		return nil, err
 	}
 	for _, p := range []*cebpf.Program{a.objs.SockSend, a.objs.SockRecv} {
 		l, err := link.AttachTracing(link.TracingOptions{Program: p})
@@ -113,6 +132,9 @@ func (a *Accountant) Read() (Delta, error) {
 	}
 	if err := it.Err(); err != nil {
 		return d, fmt.Errorf("ebpf: reading the flows map: %w", err)
+	}
+	if err := a.readSlots(&d); err != nil {
+		return d, err
 	}
 	for key, s := range a.prev {
 		switch {

@@ -152,58 +152,6 @@ func TestUDPv6(t *testing.T) {
 	}
 }
 
-// Entries of closed sockets leave the kernel map after idleReads quiet
-// reads, and their bytes were reported before.
-func TestIdleEntriesDeleted(t *testing.T) {
-	a := start(t)
-	srv, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := net.Dial("udp4", srv.LocalAddr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Write(make([]byte, 77)); err != nil {
-		t.Fatal(err)
-	}
-	local := c.LocalAddr().String()
-	c.Close()
-	srv.Close()
-	mine := func() int {
-		n := 0
-		var k attrFlowKey
-		var v []attrFlowVal
-		for it := a.objs.Flows.Iterate(); it.Next(&k, &v); {
-			if k.Pid == uint32(os.Getpid()) {
-				n++
-			}
-		}
-		return n
-	}
-	d, err := a.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := sumFor(d, 17, local, srv.LocalAddr().String()); got.BytesOut != 77 || mine() != 1 {
-		t.Fatalf("first read %+v, %d entries", got, mine())
-	}
-	for range idleReads {
-		if _, err := a.Read(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	remembered := 0
-	for k := range a.prev {
-		if k.Pid == uint32(os.Getpid()) {
-			remembered++
-		}
-	}
-	if n := mine(); n != 0 || remembered != 0 {
-		t.Fatalf("%d kernel entries, %d remembered after %d idle reads", n, remembered, idleReads)
-	}
-}
-
 // sendfile(2) (Go's TCPConn.ReadFrom from a file) reaches the tracepoint
 // through splice_to_socket: counted like write.
 func TestSendfileCounted(t *testing.T) {

@@ -6,4 +6,4 @@ package ebpf
 // attr.bpf.c.sha256; TestObjectsCurrent fails when the source changed
 // without a regeneration. Both byte orders are generated so every Linux
 // architecture builds.
-//go:generate go tool bpf2go -cc clang -tags linux -type flow_key -type flow_val -output-stem attr attr attr.bpf.c -- -O2 -g -Wall -Werror
+//go:generate go tool bpf2go -cc clang -tags linux -type flow_key -type flow_val -type slot_desc -type slot_cnt -output-stem attr attr attr.bpf.c -- -O2 -g -Wall -Werror
