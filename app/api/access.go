@@ -145,12 +145,12 @@ func (s *Server) authorize(r router.Route) gin.HandlerFunc {
 			return
 		}
 		if perm != "" && !id.Can(perm, s.multiSite()) {
-			s.deps.Auth.Denied(c, id, perm, route)
+			s.deps.Auth.Denied(c.Request.Context(), id, perm, route)
 			c.AbortWithStatusJSON(http.StatusForbidden, ErrorBody{Error: "permission denied: this needs the " + string(perm) + " permission, which the role " + string(id.Role) + " lacks"})
 			return
 		}
 		if changes && auth.ReadOnly(id.Role) {
-			s.deps.Auth.Denied(c, id, permChange, route)
+			s.deps.Auth.Denied(c.Request.Context(), id, permChange, route)
 			c.AbortWithStatusJSON(http.StatusForbidden, ErrorBody{Error: "permission denied: the role " + string(id.Role) + " is read-only and changes nothing"})
 			return
 		}
@@ -178,10 +178,14 @@ var errNoCredentialCheck = errs.Unavailablef(0, "cannot check credentials: the d
 // authenticateUser resolves the request's session or bearer to a user or
 // API token identity: the identity, the open identity when authentication
 // is off, or nil (401) when it is on and nothing valid was presented.
+//
+// The store gets the request's context, not c: gin pools and reuses c, and
+// database/sql and the SQLite driver may still read their context after
+// the call returned (see router.handlerContext).
 func (s *Server) authenticateUser(c *gin.Context) (*auth.Identity, error) {
 	cr, present := auth.CredentialsOf(c.Request)
 	if present {
-		id, err := s.deps.Auth.Authenticate(c, cr)
+		id, err := s.deps.Auth.Authenticate(c.Request.Context(), cr)
 		if err == nil {
 			return id, nil
 		}
@@ -189,7 +193,7 @@ func (s *Server) authenticateUser(c *gin.Context) (*auth.Identity, error) {
 			return nil, errNoCredentialCheck.Wrap(err)
 		}
 	}
-	required, err := s.deps.Auth.Required(c)
+	required, err := s.deps.Auth.Required(c.Request.Context())
 	if err != nil {
 		return nil, errNoCredentialCheck.Wrap(err)
 	}
@@ -214,7 +218,7 @@ func (s *Server) authenticateAgent(c *gin.Context) (fleet.AgentRef, error) {
 			return fleet.AgentRef{}, errNotAgentCert
 		}
 	}
-	return s.deps.Fleet.Authenticate(c, bearer, certAgent)
+	return s.deps.Fleet.Authenticate(c.Request.Context(), bearer, certAgent)
 }
 
 func (s *Server) multiSite() bool { return s.deps.Auth.MultiSite() }

@@ -289,6 +289,7 @@ func (s *Server) buildEngine() *gin.Engine {
 	e.UseRawPath = true
 	e.UnescapePathValues = true
 	// Handlers use *gin.Context as their context.Context: make it the request's.
+	// They get a copy, not gin's pooled Context (router.handlerContext).
 	e.ContextWithFallback = true
 	// The client address is the direct peer unless it is a configured
 	// trusted proxy; then gin takes X-Forwarded-For / X-Real-IP, ignoring

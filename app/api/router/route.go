@@ -69,7 +69,7 @@ func JSON[In, Out any](fn func(c *gin.Context, in *In) (Out, error)) Endpoint {
 					fail(c, err)
 					return
 				}
-				out, err := fn(c, &in)
+				out, err := fn(handlerContext(c), &in)
 				if err != nil {
 					fail(c, err)
 					return
@@ -84,7 +84,9 @@ func JSON[In, Out any](fn func(c *gin.Context, in *In) (Out, error)) Endpoint {
 // streams, documents), declaring the responses it can give.
 func Raw(h gin.HandlerFunc, responses ...Response) Endpoint {
 	return Endpoint{
-		handler:   func(ErrorWriter) gin.HandlerFunc { return h },
+		handler: func(ErrorWriter) gin.HandlerFunc {
+			return func(c *gin.Context) { h(handlerContext(c)) }
+		},
 		responses: responses,
 	}
 }
@@ -105,10 +107,32 @@ func RawIn[In any](fn func(c *gin.Context, in *In) error, responses ...Response)
 					fail(c, err)
 					return
 				}
-				if err := fn(c, &in); err != nil {
+				if err := fn(handlerContext(c), &in); err != nil {
 					fail(c, err)
 				}
 			}
 		},
 	}
+}
+
+// handlerContext is the *gin.Context a handler receives: a copy of gin's
+// pooled Context that writes to the same response. Handlers pass their c to
+// the store as its context.Context, and the store outlives the handler:
+// database/sql's Rows/Tx watchers and the SQLite driver's interrupt
+// goroutine call Done and Err on it after the query returned, possibly
+// after the handler returned. gin puts the pooled Context back and reuses it
+// (reset, a new Request) for the next request, so those late reads raced
+// with another request's writes, and could even see its context. gin
+// documents Copy for a Context used outside the request's scope; the copy
+// is never pooled, its Request is fixed, and with the engine's
+// ContextWithFallback its Deadline/Done/Err/Value are the request's
+// context's. Copy detaches the writer (nil) for goroutines; a handler
+// writes the response itself (headers, cookies, files, streams), so the
+// copy gets the request's writer back, which only the handler, while it
+// runs, uses. Handlers do not set keys or errors for the middleware after
+// them (those would land on the copy).
+func handlerContext(c *gin.Context) *gin.Context {
+	hc := c.Copy()
+	hc.Writer = c.Writer
+	return hc
 }
