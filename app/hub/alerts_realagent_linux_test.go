@@ -167,6 +167,10 @@ func TestRulesFromRealAgent(t *testing.T) {
 	var agents []struct {
 		ID     int64 `json:"id"`
 		Online bool  `json:"online"`
+		Rates  []struct {
+			Name      string `json:"name"`
+			SpeedMbps int64  `json:"speed_mbps"`
+		} `json:"rates"`
 	}
 	waitFor(t, 30*time.Second, "the agent online", func() bool {
 		agents = nil
@@ -225,6 +229,22 @@ func TestRulesFromRealAgent(t *testing.T) {
 	if len(tg) != 1 || tg[0].Count != 1 || !strings.HasPrefix(tg[0].Message, "new target "+srvIP+": ") ||
 		!strings.HasSuffix(tg[0].Message, " MB exchanged (threshold 5 MB)") {
 		t.Errorf("target event: %+v", tg)
+	}
+	// The link speed the iface_util rule judges agents' rates against,
+	// from the real agent: a veth reports 10000 Mbit/s, loopback none.
+	agents = nil
+	if code := call("GET", "/api/v1/agents", "", &agents); code != 200 || len(agents) != 1 {
+		t.Fatalf("GET /api/v1/agents: %d %+v", code, agents)
+	}
+	speeds := map[string]int64{}
+	for _, r := range agents[0].Rates {
+		speeds[r.Name] = r.SpeedMbps
+	}
+	if sp, ok := speeds[vHost]; !ok || sp != 10000 {
+		t.Errorf("agent's %s speed_mbps %d (reported: %v), want 10000", vHost, sp, ok)
+	}
+	if sp, ok := speeds["lo"]; !ok || sp != 0 {
+		t.Errorf("agent's lo speed_mbps %d (reported: %v), want 0", sp, ok)
 	}
 	t.Logf("port %+v\nproc %+v\ntarget %+v", ports, p, tg)
 	for _, c := range []*process{old, fresh, srv} {
