@@ -200,6 +200,7 @@ func ioCounters(ctx context.Context) ([]wire.Interface, error) {
 		out = append(out, wire.Interface{
 			Name: s.Name, RxBytes: s.BytesRecv, TxBytes: s.BytesSent,
 			RxPackets: s.PacketsRecv, TxPackets: s.PacketsSent, Addrs: addrs[s.Name],
+			SpeedMbps: linkSpeed(s.Name),
 		})
 	}
 	return out, nil

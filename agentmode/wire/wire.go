@@ -255,6 +255,11 @@ type Interface struct {
 	// protocol_version 1: an old hub ignores it, an old agent omits it.
 	// The hub keeps at most MaxAddrs valid prefixes per interface.
 	Addrs []string `json:"addrs,omitempty"`
+	// SpeedMbps is the link speed the OS reports (Linux:
+	// /sys/class/net/<if>/speed), 0 when unknown. It lets the hub judge
+	// iface_util on agents' interfaces. Added within protocol_version 1:
+	// an old agent omits it (unknown), an old hub ignores it.
+	SpeedMbps int64 `json:"speed_mbps,omitempty"`
 }
 
 // MaxAddrs is the most addresses the hub keeps of one interface.

@@ -24,7 +24,7 @@ func (h *Hub) buildAlerts() {
 		Store:       h.db,
 		Traffic:     alertTraffic{h},
 		Inventories: &alertInventories{h: h, seqs: map[int64]evaluated{}},
-		Ifaces:      deviceIfaceRates{h},
+		Ifaces:      ifaceRates{h},
 		Firewalls:   firewallStates{h},
 		Settings: func(ctx context.Context) (alerting.Settings, error) {
 			return api.LoadAlertSettings(ctx, h.db, h.vault)
@@ -37,21 +37,56 @@ func (h *Hub) buildAlerts() {
 	h.parts.add("alerts", h.alerts.Start, noCtx(h.alerts.Stop))
 }
 
-// deviceIfaceRates feeds the iface_util rule the device interfaces of
-// the SNMP poller's latest polls. The rule keys on an agent id: devices
-// are agent 0, their interfaces named "<device> (device <id>) <iface>" so
-// keys stay apart.
-type deviceIfaceRates struct{ h *Hub }
+// ifaceRates feeds the iface_util rule the agents' interfaces (the rates
+// of each agent's last batch over the link speed it reported) and the
+// device interfaces of the SNMP poller's latest polls. The rule keys on
+// an agent id: devices are agent 0, their interfaces named
+// "<device> (device <id>) <iface>" so keys stay apart.
+type ifaceRates struct{ h *Hub }
 
-func (d deviceIfaceRates) IfaceRates(context.Context) ([]rules.IfaceRate, error) {
-	if d.h.poller == nil {
-		return nil, nil
+// agentRateMaxAge leaves out agents whose last batch is older: its rates
+// describe a past interval, not the link now (an agent reports every
+// 30 s by default).
+const agentRateMaxAge = 2 * time.Minute
+
+// agentRate is the part of an agent's stored rates the rule reads.
+type agentRate struct {
+	Name      string  `json:"name"`
+	RxBps     float64 `json:"rx_bps"`
+	TxBps     float64 `json:"tx_bps"`
+	SpeedMbps int64   `json:"speed_mbps"`
+}
+
+func (d ifaceRates) IfaceRates(ctx context.Context) ([]rules.IfaceRate, error) {
+	var out []rules.IfaceRate
+	if d.h.poller != nil {
+		for _, r := range d.h.poller.IfaceRates() {
+			out = append(out, rules.IfaceRate{Site: r.Site, Name: r.DeviceName + " (device " + strconv.FormatInt(r.DeviceID, 10) + ") " + r.Iface,
+				SpeedBps: float64(r.SpeedBps), InBps: r.RxBps * 8, OutBps: r.TxBps * 8})
+		}
 	}
-	list := d.h.poller.IfaceRates()
-	out := make([]rules.IfaceRate, len(list))
-	for i, r := range list {
-		out[i] = rules.IfaceRate{Site: r.Site, Name: r.DeviceName + " (device " + strconv.FormatInt(r.DeviceID, 10) + ") " + r.Iface,
-			SpeedBps: float64(r.SpeedBps), InBps: r.RxBps * 8, OutBps: r.TxBps * 8}
+	agents, err := d.h.db.ListAgents(ctx, "")
+	if err != nil {
+		return out, err
+	}
+	cutoff := time.Now().Add(-agentRateMaxAge).Unix()
+	var rs []agentRate
+	for _, ag := range agents {
+		if ag.LastSeen < cutoff || ag.Rates == "" {
+			continue
+		}
+		rs = rs[:0]
+		if json.Unmarshal([]byte(ag.Rates), &rs) != nil {
+			continue
+		}
+		for _, r := range rs {
+			if r.SpeedMbps <= 0 {
+				continue
+			}
+			// Rates are stored in bits per second already.
+			out = append(out, rules.IfaceRate{AgentID: ag.ID, Site: ag.Site, Name: r.Name,
+				SpeedBps: float64(r.SpeedMbps) * 1e6, InBps: r.RxBps, OutBps: r.TxBps})
+		}
 	}
 	return out, nil
 }

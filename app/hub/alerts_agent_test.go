@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,6 +124,69 @@ func TestAgentPortCountPerBatch(t *testing.T) {
 		cycles(1)
 		if ca, cb := count(a), count(b); ca != 3 || cb != 2 {
 			t.Fatalf("after a third and a second batch: counts %d and %d, want 3 and 2", ca, cb)
+		}
+	})
+}
+
+// TestAgentIfaceUtil: iface_util fires from an agent's counters through
+// the real intake (rates between two batches, stored with the link speed
+// the agent reported) and the hub's interface input: eth0 moves 95% of
+// its 100 Mbit/s and fires crit once, then counts a repeat; eth1 moves
+// as much on an unknown speed (0, an old agent or -1 in sysfs) and eth2
+// 10% of 1 Gbit/s: neither fires.
+func TestAgentIfaceUtil(t *testing.T) {
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		h, admin := fleetHub(t, dsn, func(c *config.HubConfig) { c.Alerts.Enabled = false })
+		ctx := context.Background()
+		admin.call("PUT", "/api/alerts", `{"iface":{"warn_pct":50,"crit_pct":90,"sustain_sec":0}}`).must(t, 200)
+		a := enrolled(t, hello(t, h, testStaticToken, wire.Hello{Name: "ws-if", MachineID: "m-iface"}))
+		now := time.Now().Unix()
+		send := func(seq uint64, ts int64, rx uint64) {
+			b := wire.Telemetry{TS: ts, Seq: seq, Connections: []wire.Connection{}, Interfaces: []wire.Interface{
+				{Name: "eth0", RxBytes: rx, TxBytes: 1000, SpeedMbps: 100},
+				{Name: "eth1", RxBytes: rx, TxBytes: 1000},
+				{Name: "eth2", RxBytes: rx, TxBytes: 1000, SpeedMbps: 1000},
+			}}
+			telemetry(t, h, a.AgentToken, b).must(t, 200)
+			eventually(t, "the batch stored", func() bool {
+				row, err := h.db.Agent(ctx, a.AgentID)
+				return err == nil && row.LastSeq == seq
+			})
+		}
+		events := func() []record.AlertEvent {
+			evs, err := h.db.ListAlertEvents(ctx, store.AlertFilter{AgentID: a.AgentID, Kind: "iface_util"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return evs
+		}
+		send(1, now-10, 1_000_000)
+		h.alerts.EvalInventory(ctx)
+		if evs := events(); len(evs) != 0 {
+			t.Fatalf("after the first batch (no rates yet): %+v", evs)
+		}
+		// 95 Mbit/s over 10 s: 118 750 000 bytes.
+		send(2, now, 1_000_000+118_750_000)
+		row, err := h.db.Agent(ctx, a.AgentID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(row.Rates, `"name":"eth0","rx_bps":95000000,`) || !strings.Contains(row.Rates, `"speed_mbps":100}`) {
+			t.Fatalf("stored rates: %s", row.Rates)
+		}
+		h.alerts.EvalInventory(ctx)
+		evs := events()
+		if len(evs) != 1 {
+			t.Fatalf("iface_util events: %+v", evs)
+		}
+		e := evs[0]
+		if e.Key != fmt.Sprintf("%d|eth0", a.AgentID) || e.Severity != 7 || e.Count != 1 || e.State != "firing" ||
+			e.Message != "interface eth0 at 95% utilisation (crit) for 0s" {
+			t.Fatalf("iface_util event: %+v", e)
+		}
+		h.alerts.EvalInventory(ctx)
+		if evs := events(); len(evs) != 1 || evs[0].Count != 2 {
+			t.Fatalf("after a second cycle: %+v", evs)
 		}
 	})
 }

@@ -59,3 +59,15 @@ func FuzzCleanAddrs(f *testing.F) {
 		}
 	})
 }
+
+// TestSpeedMbps: a reported link speed is kept as is up to 1.6 Tbit/s;
+// zero, negative (sysfs -1 passed through by another agent build) and
+// absurd values are unknown (0), not a denominator that hides or invents
+// utilisation.
+func TestSpeedMbps(t *testing.T) {
+	for in, want := range map[int64]int64{0: 0, -1: 0, 10: 10, 10000: 10000, 1_600_000: 1_600_000, 1_600_001: 0, 1 << 62: 0} {
+		if got := speedMbps(in); got != want {
+			t.Errorf("speedMbps(%d) = %d, want %d", in, got, want)
+		}
+	}
+}

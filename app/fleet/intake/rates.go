@@ -18,6 +18,7 @@ type Rate struct {
 	TxBytes   uint64  `json:"tx_bytes"`
 	RxPackets uint64  `json:"rx_packets"`
 	TxPackets uint64  `json:"tx_packets"`
+	SpeedMbps int64   `json:"speed_mbps" doc:"link speed the agent reported, 0 when unknown; the iface_util rule judges rx_bps/tx_bps against it"`
 }
 
 // maxByteRate bounds a plausible interface rate (bytes/s, 800 Gbit/s): a
@@ -40,7 +41,8 @@ func rates(st *agentState, t *Batch, rec *record.Telemetry) ([]Rate, map[string]
 		cur.Name = clip(cur.Name, 64)
 		t.Interfaces[i].Name = cur.Name
 		counters[cur.Name] = cur
-		r := Rate{Name: cur.Name, RxBytes: cur.RxBytes, TxBytes: cur.TxBytes, RxPackets: cur.RxPackets, TxPackets: cur.TxPackets}
+		r := Rate{Name: cur.Name, RxBytes: cur.RxBytes, TxBytes: cur.TxBytes, RxPackets: cur.RxPackets, TxPackets: cur.TxPackets,
+			SpeedMbps: speedMbps(cur.SpeedMbps)}
 		prev, seen := st.counters[cur.Name]
 		if usable && seen {
 			// Each counter is judged alone: one that reset gives no rate,
@@ -79,6 +81,17 @@ func rates(st *agentState, t *Batch, rec *record.Telemetry) ([]Rate, map[string]
 		out = append(out, r)
 	}
 	return out, counters, deltas
+}
+
+// maxSpeedMbps bounds a reported link speed (1.6 Tbit/s): past it the
+// value is a misreport, kept as unknown rather than hiding every alert.
+const maxSpeedMbps = 1_600_000
+
+func speedMbps(v int64) int64 {
+	if v <= 0 || v > maxSpeedMbps {
+		return 0
+	}
+	return v
 }
 
 // ifDelta is what one interface's counters moved since the last batch

@@ -2369,6 +2369,7 @@ export interface components {
             tx_bytes: number;
             rx_packets: number;
             tx_packets: number;
+            speed_mbps: number;
         };
         FlowSeriesOut: {
             by: string;
@@ -3047,6 +3048,7 @@ export interface components {
             rx_packets: number;
             tx_packets: number;
             addrs?: string[];
+            speed_mbps?: number;
         };
         WireL7Observation: {
             host: string;
