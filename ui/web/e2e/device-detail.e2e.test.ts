@@ -116,7 +116,7 @@ describe('device detail', () => {
       const rows = page.getByTestId('device-ifaces').locator('tbody tr[data-ifindex]')
       await rows.first().waitFor()
       const want = (await api<DeviceIface[]>(`/api/v1/devices/${snmpID}/interfaces?minutes=360`)).slice(0, 25)
-      const got = await rows.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')))
+      const got = await rows.evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td')).map((td) => td.textContent ?? '')))
       const exp = want.map((f) => {
         const st = !f.oper_up ? 'down' : Math.max(f.rx_util_pct ?? 0, f.tx_util_pct ?? 0) >= 90 ? 'critical' : Math.max(f.rx_util_pct ?? 0, f.tx_util_pct ?? 0) >= 70 ? 'warning' : 'normal'
         return [String(f.if_index), f.name, f.alias, f.class, `${f.oper_up ? 'up' : 'down'}${f.admin_up ? '' : ' (admin down)'}`, `${util(f.rx_util_pct)} / ${util(f.tx_util_pct)}`, st]
@@ -127,6 +127,13 @@ describe('device detail', () => {
     expect(await lo.locator('td').nth(1).textContent()).toBe('lo')
     expect(await lo.locator('td').nth(3).textContent()).toBe('loopback')
     expect(await lo.getByTestId('iface-status').textContent()).toBe('normal')
+    // the chosen interface's utilisation chart over the range, chosen in the URL
+    await lo.getByRole('button').click()
+    await page.waitForURL(/[?&]if=1(&|$)/)
+    expect(await page.getByTestId('iface-chart-title').textContent()).toBe('Utilisation of lo')
+    const hist = await api<{ ts: number }[]>(`/api/v1/devices/${snmpID}/interfaces/1/history?minutes=360`)
+    expect(hist.length).toBeGreaterThan(0)
+    await page.getByTestId('iface-chart').locator('canvas').waitFor()
     // the range stays in the URL and the Picker shows it
     expect(new URL(page.url()).searchParams.get('range')).toBe('6h')
     expect(await page.locator('.picker-opt.active').textContent()).toBe('6h')
@@ -151,7 +158,7 @@ describe('device detail', () => {
     await expect.poll(() => page.getByRole('tab').allTextContents(), { timeout: 10_000 }).toEqual(['Interfaces', 'Resources', 'VPN', 'SD-WAN', 'Policies'])
     const vpn = page.getByTestId('device-vpn').locator('tbody tr')
     await expect.poll(() => vpn.count(), { timeout: 10_000 }).toBe(3)
-    const cells = await vpn.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 5).map((td) => td.textContent)))
+    const cells = await vpn.evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td')).slice(0, 5).map((td) => td.textContent)))
     expect(cells.map((c) => [c[1], c[2], c[4]])).toEqual([['ipsec', 'to-branch', 'down'], ['ipsec', 'to-hq', 'up'], ['ssl', 'alice', 'up']])
     expect(await vpn.nth(1).locator('td').nth(6).textContent()).toBe('4.88 KiB')
 
@@ -159,14 +166,14 @@ describe('device detail', () => {
     expect(new URL(page.url()).searchParams.get('tab')).toBe('sdwan')
     const sd = page.getByTestId('device-sdwan').locator('tbody tr')
     await expect.poll(() => sd.count(), { timeout: 10_000 }).toBe(2)
-    const sdCells = await sd.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)))
+    const sdCells = await sd.evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td')).map((td) => td.textContent)))
     expect(sdCells).toEqual([['root', 'dns-check', 'port1', 'up', '12.5 ms', '0.8 ms', '0.0%'], ['root', 'dns-check', 'port3', 'down', '0.0 ms', '0.0 ms', '100.0%']])
     for (const id of ['sdwan-latency-chart', 'sdwan-jitter-chart', 'sdwan-loss-chart']) await page.getByTestId(id).locator('canvas').waitFor()
 
     await page.getByTestId('tab-policies').click()
     const pol = page.getByTestId('device-policies').locator('tbody tr')
     await expect.poll(() => pol.count(), { timeout: 10_000 }).toBe(2)
-    const polCells = await pol.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 7).map((td) => td.textContent)))
+    const polCells = await pol.evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td')).slice(0, 7).map((td) => td.textContent)))
     expect(polCells[0]![1]).toBe('1')
     expect(polCells[0]![3]).toBe('450')
     expect(polCells[0]![6]).toBe('12')
