@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"netmon/store/record"
@@ -344,4 +345,39 @@ func (db *DB) DeviceSampleCounts(ctx context.Context, id int64) (ifaces, resourc
 	err = db.reader.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM device_ifaces WHERE device_id = $1), (SELECT COUNT(*) FROM device_resources WHERE device_id = $1)`, id).
 		Scan(&ifaces, &resources)
 	return ifaces, resources, err
+}
+
+// IfaceRate is one poll of one interface: its rates and utilisation.
+type IfaceRate struct {
+	TS        int64    `json:"ts"`
+	OperUp    bool     `json:"oper_up"`
+	RxBps     float64  `json:"rx_bps"`
+	TxBps     float64  `json:"tx_bps"`
+	RxUtilPct *float64 `json:"rx_util_pct"`
+	TxUtilPct *float64 `json:"tx_util_pct"`
+}
+
+// IfaceHistoryMax bounds one interface's history answer: 7 days of 60 s
+// polls fit; at faster polls the newest are kept (the chart's right end).
+const IfaceHistoryMax = 10080
+
+// DeviceIfaceHistory returns one interface's polls since from, oldest
+// first, at most IfaceHistoryMax (the newest).
+func (db *DB) DeviceIfaceHistory(ctx context.Context, id, ifIndex, from int64) ([]IfaceRate, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT ts, oper_up, rx_bps, tx_bps, rx_util_pct, tx_util_pct FROM device_ifaces
+		WHERE device_id = $1 AND if_index = $2 AND ts >= $3 ORDER BY ts DESC LIMIT $4`, id, ifIndex, from, IfaceHistoryMax)
+	if err != nil {
+		return nil, fmt.Errorf("device %d interface %d history: %w", id, ifIndex, err)
+	}
+	defer rows.Close()
+	out := []IfaceRate{}
+	for rows.Next() {
+		var r IfaceRate
+		if err := rows.Scan(&r.TS, &r.OperUp, &r.RxBps, &r.TxBps, &r.RxUtilPct, &r.TxUtilPct); err != nil {
+			return nil, fmt.Errorf("device %d interface %d history: %w", id, ifIndex, err)
+		}
+		out = append(out, r)
+	}
+	slices.Reverse(out)
+	return out, rows.Err()
 }

@@ -33,6 +33,7 @@ type DeviceStore interface {
 	Device(ctx context.Context, id int64) (store.Device, error)
 	DeviceIfaces(ctx context.Context, id, from int64) ([]record.IfaceSample, error)
 	DeviceResources(ctx context.Context, id, from int64) ([]record.ResourceSample, error)
+	DeviceIfaceHistory(ctx context.Context, id, ifIndex, from int64) ([]store.IfaceRate, error)
 	DeviceVPN(ctx context.Context, id, from int64) ([]record.VPNSample, error)
 	DeviceSDWAN(ctx context.Context, id, from int64) ([]record.SDWANSample, error)
 	DevicePolicies(ctx context.Context, id, from int64) ([]record.PolicyDelta, error)
@@ -396,6 +397,19 @@ func (s *Server) deviceInterfaces(c *gin.Context, in *deviceWindowIn) ([]record.
 		return nil, err
 	}
 	return s.deps.Devices.DeviceIfaces(c, in.ID, time.Now().Add(-time.Duration(in.Minutes)*time.Minute).Unix())
+}
+
+type ifaceHistoryIn struct {
+	ID      int64 `path:"id" min:"1" doc:"device id"`
+	IfIndex int64 `path:"ifindex" min:"1" doc:"the interface's ifIndex"`
+	Minutes int   `query:"minutes" min:"1" max:"10080" default:"60" doc:"window in minutes ending now"`
+}
+
+func (s *Server) deviceIfaceHistory(c *gin.Context, in *ifaceHistoryIn) ([]store.IfaceRate, error) {
+	if _, err := s.visibleDevice(c, in.ID); err != nil {
+		return nil, err
+	}
+	return s.deps.Devices.DeviceIfaceHistory(c, in.ID, in.IfIndex, time.Now().Add(-time.Duration(in.Minutes)*time.Minute).Unix())
 }
 
 func (s *Server) deviceResources(c *gin.Context, in *deviceWindowIn) ([]record.ResourceSample, error) {

@@ -99,6 +99,18 @@ func TestDeviceRoutes(t *testing.T) {
 		if lo == nil || lo.Class != "loopback" || !lo.OperUp || lo.InOctets == 0 || lo.TS != d.LastPoll {
 			t.Errorf("interfaces: lo = %+v (of %d)", lo, len(ifs))
 		}
+		// One interface's history: the one poll so far, equal to the
+		// interfaces route's row; an unknown ifIndex answers [].
+		if lo != nil {
+			var hist []store.IfaceRate
+			boot.call("GET", fmt.Sprintf("/api/v1/devices/%d/interfaces/%d/history?minutes=5", created.ID, lo.IfIndex), nil).must(t, 200).decode(t, &hist)
+			if len(hist) == 0 || hist[len(hist)-1].TS != lo.TS || hist[len(hist)-1].RxBps != lo.RxBps || !hist[len(hist)-1].OperUp {
+				t.Errorf("history of lo = %+v, lo = %+v", hist, lo)
+			}
+			if b := boot.call("GET", fmt.Sprintf("/api/v1/devices/%d/interfaces/999999/history", created.ID), nil).must(t, 200).body; b != "[]" {
+				t.Errorf("unknown ifIndex: %s", b)
+			}
+		}
 		var res []record.ResourceSample
 		boot.call("GET", fmt.Sprintf("/api/v1/devices/%d/resources?minutes=5", created.ID), nil).must(t, 200).decode(t, &res)
 		if len(res) == 0 || res[0].MemPct == nil || res[0].DiskPct == nil {
@@ -126,7 +138,7 @@ func TestDeviceRoutes(t *testing.T) {
 		if len(listB) != 1 || listB[0].ID != node.ID {
 			t.Errorf("site b sees %+v", listB)
 		}
-		for _, p := range []string{"/interfaces", "/resources", "/vpn", "/sdwan", "/policies"} {
+		for _, p := range []string{"/interfaces", "/interfaces/1/history", "/resources", "/vpn", "/sdwan", "/policies"} {
 			nb.call("GET", fmt.Sprintf("/api/v1/devices/%d%s", created.ID, p), nil).must(t, 404)
 		}
 		nb.call("DELETE", fmt.Sprintf("/api/v1/devices/%d", created.ID), nil).must(t, 404)

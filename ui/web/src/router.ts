@@ -31,6 +31,7 @@ export const routes: RouteRecordRaw[] = [
   { path: '/topology', name: 'topology', component: () => import('./views/TopologyView.vue'), meta: { title: 'Topology', perm: 'view' } },
   { path: '/geo', name: 'geo', component: () => import('./views/GeoView.vue'), meta: { title: 'Geo', perm: 'view' } },
   { path: '/devices', name: 'devices', component: () => import('./views/DevicesView.vue'), meta: { title: 'Devices', perm: 'view' } },
+  { path: '/devices/:id(\\d+)', name: 'device', component: () => import('./views/DeviceDetailView.vue'), meta: { title: 'Device', perm: 'view' } },
   { path: '/alerts', name: 'alerts', component: () => import('./views/AlertsView.vue'), meta: { title: 'Alerts', perm: 'view' } },
   { path: '/incidents', name: 'incidents', component: () => import('./views/IncidentsView.vue'), meta: { title: 'Incidents', perm: 'view' } },
   { path: '/silences', name: 'silences', component: () => import('./views/SilencesView.vue'), meta: { title: 'Silences', perm: 'view' } },

@@ -1005,6 +1005,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/devices/{id}/interfaces/{ifindex}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One interface's rx/tx bytes/s and utilisation per poll in the window, oldest first (the console's utilisation chart)
+         * @description At most 10080 polls (the newest). Utilisation is null where the interfaces route says so. An unknown ifIndex answers [].
+         */
+        get: operations["getDeviceInterfaceHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/devices/{id}/policies": {
         parameters: {
             query?: never;
@@ -2879,6 +2899,14 @@ export interface components {
             first_seen: number;
             /** @description set on the last row when the rows above do not cover the window (the limit */
             truncated?: boolean;
+        };
+        StoreIfaceRate: {
+            ts: number;
+            oper_up: boolean;
+            rx_bps: number;
+            tx_bps: number;
+            rx_util_pct: number;
+            tx_util_pct: number;
         };
         StoreL7Item: {
             /** @description TLS SNI or HTTP Host as sent by the client, stored as text */
@@ -6112,6 +6140,61 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RecordIfaceSample"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description no such device (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getDeviceInterfaceHistory: {
+        parameters: {
+            query?: {
+                /** @description window in minutes ending now */
+                minutes?: number;
+            };
+            header?: never;
+            path: {
+                /** @description device id */
+                id: number;
+                /** @description the interface's ifIndex */
+                ifindex: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreIfaceRate"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
