@@ -92,10 +92,10 @@ test('agents: the list shows state, summed rates (bits/s), connections and the a
       agentItem({
         conns: 42,
         rates: [
-          { name: 'eth0', rx_bps: 1_500_000, tx_bps: 250_000, pps: 10, rx_bytes: 1, tx_bytes: 1, rx_packets: 1, tx_packets: 1 },
-          { name: 'eth1', rx_bps: 500_000, tx_bps: 0, pps: 1, rx_bytes: 1, tx_bytes: 1, rx_packets: 1, tx_packets: 1 },
+          { name: 'eth0', rx_bps: 1_500_000, tx_bps: 250_000, pps: 10, rx_bytes: 1, tx_bytes: 1, rx_packets: 1, tx_packets: 1, speed_mbps: 0 },
+          { name: 'eth1', rx_bps: 500_000, tx_bps: 0, pps: 1, rx_bytes: 1, tx_bytes: 1, rx_packets: 1, tx_packets: 1, speed_mbps: 0 },
           // loopback is the host talking to itself: not in the fleet's receive and send
-          { name: 'lo', rx_bps: 9_000_000, tx_bps: 9_000_000, pps: 1, rx_bytes: 1, tx_bytes: 1, rx_packets: 1, tx_packets: 1 },
+          { name: 'lo', rx_bps: 9_000_000, tx_bps: 9_000_000, pps: 1, rx_bytes: 1, tx_bytes: 1, rx_packets: 1, tx_packets: 1, speed_mbps: 0 },
         ],
       }),
       agentItem({ id: 8, name: '<b>db</b>', site: '', online: false, last_seen: 0, version: '1.4.0', remote_ip: '10.0.0.8', attr_method: 'off', attr_iface: '', attr_note: 'no BTF' }),
@@ -146,7 +146,7 @@ test('agent detail: details, interface rates, history in bytes/s charted as bits
   const detail: AgentDetail = {
     agent: agentItem({
       conns: 2, dropped: 3, cert_not_after: now() + 90 * 86400,
-      rates: [{ name: 'eth0', rx_bps: 8_000_000, tx_bps: 800_000, pps: 120, rx_bytes: 5_000_000, tx_bytes: 600_000, rx_packets: 9, tx_packets: 9 }],
+      rates: [{ name: 'eth0', rx_bps: 8_000_000, tx_bps: 800_000, pps: 120, rx_bytes: 5_000_000, tx_bytes: 600_000, rx_packets: 9, tx_packets: 9, speed_mbps: 1000 }],
     }),
     connections: [
       { proto: 'tcp', local_addr: '10.0.0.7:443', remote_addr: '198.51.100.4:51000', status: 'ESTABLISHED', pid: 4242, process: '<img src=x onerror=window.__xss=1>' },
