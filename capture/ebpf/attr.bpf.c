@@ -229,14 +229,18 @@ static __always_inline int account_hash(struct sock *sk, int ret, int out, unsig
 // The fast path (issue 17: at most 100 ns per call). The per-CPU hash
 // lookup above costs about 50 ns per call on the project's VM (hashing
 // the 16-byte key, the bucket and the element); socket local storage is
-// found from the socket itself in about 20. So each socket carries, in
-// its local storage, the index of a slot of two arrays: counts (what
-// the hot path adds to) and slot_descs (who and where, written once).
-// A slot outlives its socket, so nothing is lost when the socket is
-// freed between two reads; user space frees a slot after idle reads by
-// raising its generation (every socket still pointing at it then takes
-// the slow path and gets a new slot) and, one read later, zeroing its
-// counts and returning it to free_slots.
+// found from the socket itself in about 20, and a per-CPU cache of the
+// sockets last used on this CPU (sk_cache below) in a few. So each
+// socket carries, in its local storage, the index of a slot of two
+// arrays: counts (what the hot path adds to) and slot_descs (who and
+// where, written once); the cache remembers the same for the sockets
+// this CPU used last, checked against everything that names the
+// conversation. A slot outlives its socket, so nothing is lost when the
+// socket is freed between two reads; user space frees a slot after idle
+// reads by raising its generation (every socket and cache entry still
+// pointing at it then misses, and the socket takes the slow path and
+// gets a new slot) and, one read later, zeroing its counts and returning
+// it to free_slots.
 #define SLOTS 16384
 // User space reads the two arrays through a memory mapping: a syscall
 // per entry (batch lookups) took 29 ms a read.
@@ -251,21 +255,60 @@ struct slot_desc {
 
 // gen shares the counters' cache line, so the hot path reads one line;
 // user space raises it with one aligned 8-byte store through the
-// memory mapping, leaving the counters alone.
+// memory mapping, leaving the counters alone. Padded to a cache line
+// (the mapped array starts page-aligned): two sockets busy on two CPUs
+// must not bounce one line between them with every atomic add.
 struct slot_cnt {
 	__u64 gen;
 	__u64 bytes_in;
 	__u64 bytes_out;
 	__u64 calls_in;
 	__u64 calls_out;
+	__u64 pad[3];
 };
 
+// owner packs the process, the slot and the slot's generation into one
+// word, written with one store and read with one load: two processes
+// taking the slow path on one socket at the same instant (a socket
+// shared across fork) each write a whole owner, so a reader never sees
+// one's PID with the other's slot. The generation is kept modulo 2^18
+// (GEN_MASK), enough to tell a slot freed and reused while the socket
+// slept: that takes 2^18 frees of the same slot.
+#define SLOT_BITS 14 // SLOTS = 1 << SLOT_BITS
+#define GEN_MASK ((1ULL << 18) - 1)
+#define OWNER(pid, slot, gen) (((__u64)(pid) << 32) | (((gen) & GEN_MASK) << SLOT_BITS) | (slot))
+#define OWNER_PID(o) ((__u32)((o) >> 32))
+#define OWNER_SLOT(o) ((__u32)(o) & (SLOTS - 1))
+#define OWNER_GEN(o) (((o) >> SLOT_BITS) & GEN_MASK)
+
 struct sk_slot {
-	__u32 pid;
+	__u64 owner;
 	__u32 ports;
-	__u64 slot;
-	__u64 gen;
+	__u32 pad;
 };
+
+// sk_cache: per CPU, the sockets last used on it, direct-mapped by port
+// pair. An entry names the conversation completely (the socket's
+// address, its address and port pairs, the process) so a freed socket
+// whose memory now holds another conversation misses. Entries are
+// written by programs on their own CPU only; sk is cleared first and
+// set last, so a program interrupting the write (a send from softirq)
+// misses rather than reads half an entry.
+struct sk_cache {
+	__u64 sk;
+	__u64 addrs;
+	__u64 owner;
+	__u32 ports;
+	__u32 pad;
+};
+
+#define CACHE_WAYS 8
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CACHE_WAYS);
+	__type(key, __u32);
+	__type(value, struct sk_cache);
+} sk_cache SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
@@ -311,6 +354,17 @@ static __always_inline void add_slot(struct slot_cnt *c, __u64 bytes, int out)
 	}
 }
 
+static __always_inline void remember(struct sk_cache *e, __u64 sk, __u64 addrs, __u32 ports, __u64 owner)
+{
+	e->sk = 0;
+	asm volatile("" ::: "memory");
+	e->addrs = addrs;
+	e->ports = ports;
+	e->owner = owner;
+	asm volatile("" ::: "memory");
+	e->sk = sk;
+}
+
 static __always_inline int account(struct sock *sk, int ret, int out)
 {
 	if (ret <= 0 || !sk)
@@ -331,21 +385,38 @@ static __always_inline int account(struct sock *sk, int ret, int out)
 		.pid = bpf_get_current_pid_tgid() >> 32,
 		.ports = sk->__sk_common.skc_portpair,
 	};
-	struct sk_slot *s = bpf_sk_storage_get(&sk_slots, sk, 0, 0);
-	__u32 i;
+	// For IPv6 the pair is zero or v4-mapped: the cache then relies on
+	// the socket's address, ports and process, as the storage does.
+	__u64 addrs = sk->__sk_common.skc_addrpair;
+	__u32 way = (k.ports ^ (k.ports >> 16)) & (CACHE_WAYS - 1);
+	struct sk_cache *e = bpf_map_lookup_elem(&sk_cache, &way);
 	struct slot_cnt *c;
-	if (s) {
-		i = s->slot;
+	__u32 i;
+	if (e && e->sk == k.sk && e->ports == k.ports && e->addrs == addrs && OWNER_PID(e->owner) == k.pid) {
+		i = OWNER_SLOT(e->owner);
 		c = bpf_map_lookup_elem(&counts, &i);
-		if (c && c->gen == s->gen) {
-			if (s->pid == k.pid && s->ports == k.ports) {
+		if (c && (c->gen & GEN_MASK) == OWNER_GEN(e->owner)) {
+			add_slot(c, ret, out);
+			return 0;
+		}
+	}
+
+	struct sk_slot *s = bpf_sk_storage_get(&sk_slots, sk, 0, 0);
+	if (s) {
+		__u64 owner = s->owner;
+		i = OWNER_SLOT(owner);
+		c = bpf_map_lookup_elem(&counts, &i);
+		if (c && (c->gen & GEN_MASK) == OWNER_GEN(owner)) {
+			if (OWNER_PID(owner) == k.pid && s->ports == k.ports) {
 				add_slot(c, ret, out);
+				if (e)
+					remember(e, k.sk, addrs, k.ports, owner);
 				return 0;
 			}
 			// Another process using the socket (inherited across
 			// fork): its calls go to the hash, the socket's slot
 			// stays its owner's.
-			if (s->pid != k.pid)
+			if (OWNER_PID(owner) != k.pid)
 				return account_hash(sk, ret, out, family, proto, &k);
 		}
 	}
@@ -360,6 +431,7 @@ static __always_inline int account(struct sock *sk, int ret, int out)
 	}
 	if (bpf_map_pop_elem(&free_slots, &i) != 0)
 		return account_hash(sk, ret, out, family, proto, &k); // no free slot
+	i &= SLOTS - 1;
 	struct slot_desc *d = bpf_map_lookup_elem(&slot_descs, &i);
 	c = bpf_map_lookup_elem(&counts, &i);
 	if (!d || !c)
@@ -372,13 +444,14 @@ static __always_inline int account(struct sock *sk, int ret, int out)
 	asm volatile("" ::: "memory");
 	d->used = 1;
 	add_slot(c, ret, out);
+	__u64 owner = OWNER(k.pid, i, c->gen);
 	s = bpf_sk_storage_get(&sk_slots, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (s) {
-		s->pid = k.pid;
 		s->ports = k.ports;
-		s->slot = i;
-		s->gen = c->gen;
+		s->owner = owner;
 	}
+	if (e)
+		remember(e, k.sk, addrs, k.ports, owner);
 	return 0;
 }
 

@@ -36,12 +36,20 @@ type attrFlowVal struct {
 	Comm     [16]int8
 }
 
+type attrSkCache struct {
+	_     structs.HostLayout
+	Sk    uint64
+	Addrs uint64
+	Owner uint64
+	Ports uint32
+	Pad   uint32
+}
+
 type attrSkSlot struct {
 	_     structs.HostLayout
-	Pid   uint32
+	Owner uint64
 	Ports uint32
-	Slot  uint64
-	Gen   uint64
+	Pad   uint32
 }
 
 type attrSlotCnt struct {
@@ -51,6 +59,7 @@ type attrSlotCnt struct {
 	BytesOut uint64
 	CallsIn  uint64
 	CallsOut uint64
+	Pad      [3]uint64
 }
 
 type attrSlotDesc struct {
@@ -116,6 +125,7 @@ type attrMapSpecs struct {
 	FreeSlots *ebpf.MapSpec `ebpf:"free_slots"`
 	Lost      *ebpf.MapSpec `ebpf:"lost"`
 	Scratch   *ebpf.MapSpec `ebpf:"scratch"`
+	SkCache   *ebpf.MapSpec `ebpf:"sk_cache"`
 	SkSlots   *ebpf.MapSpec `ebpf:"sk_slots"`
 	SlotDescs *ebpf.MapSpec `ebpf:"slot_descs"`
 }
@@ -151,6 +161,7 @@ type attrMaps struct {
 	FreeSlots *ebpf.Map `ebpf:"free_slots"`
 	Lost      *ebpf.Map `ebpf:"lost"`
 	Scratch   *ebpf.Map `ebpf:"scratch"`
+	SkCache   *ebpf.Map `ebpf:"sk_cache"`
 	SkSlots   *ebpf.Map `ebpf:"sk_slots"`
 	SlotDescs *ebpf.Map `ebpf:"slot_descs"`
 }
@@ -162,6 +173,7 @@ func (m *attrMaps) Close() error {
 		m.FreeSlots,
 		m.Lost,
 		m.Scratch,
+		m.SkCache,
 		m.SkSlots,
 		m.SlotDescs,
 	)

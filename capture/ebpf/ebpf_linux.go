@@ -68,19 +68,7 @@ func Start() (*Accountant, error) {
 	_ = probe.Close()
 	a := &Accountant{prev: map[attrFlowKey]*seen{}}
 	if err := loadAttrObjects(&a.objs, &cebpf.CollectionOptions{Programs: cebpf.ProgramOptions{KernelTypes: kspec}}); err != nil {
-		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
-			return nil, errors.New("ebpf: needs CAP_BPF and CAP_PERFMON, or root")
-		}
-		var ve *cebpf.VerifierError
-		if errors.As(err, &ve) {
-			// The whole verifier log is long: only on request, for
-			// whoever edits attr.bpf.c.
-			if os.Getenv("NETMON_EBPF_DEBUG") != "" {
-				fmt.Fprintf(os.Stderr, "%+v\n", ve)
-			}
-			return nil, fmt.Errorf("ebpf: kernel %s refused the programs: %s", release(), lastLine(ve))
-		}
-		return nil, fmt.Errorf("ebpf: loading the programs: %v", err)
+		return nil, loadError(err)
 	}
 	if err := a.fillFreeSlots(); err != nil {
 		_ = a.Close()
@@ -98,6 +86,27 @@ func Start() (*Accountant, error) {
 		a.links = append(a.links, l)
 	}
 	return a, nil
+}
+
+// loadError turns a refused program load into the attr_note's words. The
+// verifier refuses a program it cannot prove safe with EACCES, the same
+// errno as a missing capability, so the errno alone misleads: a
+// rejection that comes with a verifier log is the verifier's, and its
+// last line says why; EPERM or EACCES without a log is privilege.
+func loadError(err error) error {
+	var ve *cebpf.VerifierError
+	if errors.As(err, &ve) && len(ve.Log) > 0 && !errors.Is(err, unix.EPERM) {
+		// The whole verifier log is long: only on request, for
+		// whoever edits attr.bpf.c.
+		if os.Getenv("NETMON_EBPF_DEBUG") != "" {
+			fmt.Fprintf(os.Stderr, "%+v\n", ve)
+		}
+		return fmt.Errorf("ebpf: kernel %s refused the programs: %s", release(), lastLine(ve))
+	}
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+		return errors.New("ebpf: needs CAP_BPF and CAP_PERFMON, or root")
+	}
+	return fmt.Errorf("ebpf: loading the programs: %v", err)
 }
 
 // Read returns what was counted since the previous Read (or Start), and
