@@ -32,9 +32,10 @@ func (h *Hub) buildDevices() {
 	// The firewall REST devices, on their own schedule (at least 60 s),
 	// each through the guard made for its own api_url, as the probe.
 	h.fwPoller = fwrest.NewPoller(h.log.With("component", "fwrest"), fwrest.DefaultConfig(), fwrest.PollerDeps{
-		Deps:    fwrest.Deps{TransportFor: fwProber{guard: h.netGuard}.transport},
-		Targets: pollTargets{db: h.db, vault: h.vault, log: h.log},
-		Writer:  h.db,
+		Deps:       fwrest.Deps{TransportFor: fwProber{guard: h.netGuard}.transport},
+		Targets:    pollTargets{db: h.db, vault: h.vault, log: h.log},
+		Writer:     h.db,
+		Registerer: h.reg,
 	})
 	h.parts.add("fwrest", h.fwPoller.Start, noCtx(h.fwPoller.Stop))
 	h.topology = topology.New(h.log.With("component", "topology"), h.db)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"netmon/app/api"
@@ -57,6 +58,17 @@ func TestFirewallScheduledPoll(t *testing.T) {
 		boot.call("GET", fmt.Sprintf("/api/v1/devices/%d/resources?minutes=5", dev.ID), nil).must(t, 200).decode(t, &res)
 		if len(res) != 1 || *res[0].Sessions != 1834 {
 			t.Errorf("resources = %+v", res)
+		}
+		// The poller's metrics are on /metrics: this one poll, its seven
+		// requests, no error.
+		metrics := boot.call("GET", "/metrics", nil).must(t, 200).body
+		for _, want := range []string{`netmon_fwrest_polls_total{result="ok"} 1`, `netmon_fwrest_polls_total{result="error"} 0`,
+			`netmon_fwrest_requests_total{endpoint="status"} 1`, `netmon_fwrest_requests_total{endpoint="policies"} 1`,
+			`netmon_fwrest_request_errors_total{reason="guard"} 0`, `netmon_fwrest_request_errors_total{reason="tls"} 0`,
+			"netmon_fwrest_devices 1", "netmon_fwrest_poll_duration_seconds_count 1", "# TYPE netmon_fwrest_pacing_wait_seconds_total counter"} {
+			if !strings.Contains(metrics, "\n"+want+"\n") {
+				t.Errorf("/metrics lacks %s", want)
+			}
 		}
 		// The alert rules read the latest poll.
 		st, _ := firewallStates{h.Hub}.FirewallStates(context.Background())

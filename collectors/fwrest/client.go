@@ -40,6 +40,7 @@ type Client struct {
 	mu    sync.Mutex
 	last  time.Time
 	sleep func(time.Duration)
+	m     *metrics // the scheduled poller's; nil for a probe
 	// Requests are the times requests were sent.
 	Requests []time.Time
 }
@@ -104,14 +105,17 @@ type envelope struct {
 
 // get requests path (with the vdom query) after the spacing, and decodes
 // its envelope. With vdom "all" the device answers an array of
-// envelopes, one per virtual domain.
-func (c *Client) get(ctx context.Context, path string, query url.Values) ([]envelope, int, error) {
+// envelopes, one per virtual domain. endpoint names the request in the
+// metrics.
+func (c *Client) get(ctx context.Context, endpoint, path string, query url.Values) ([]envelope, int, error) {
 	c.mu.Lock()
 	if wait := c.cfg.Spacing - time.Since(c.last); !c.last.IsZero() && wait > 0 {
 		c.sleep(wait)
+		c.m.waited(wait)
 	}
 	c.Requests = append(c.Requests, time.Now())
 	c.mu.Unlock()
+	c.m.request(endpoint)
 	// The spacing runs from the end of the previous exchange: the device
 	// sees requests at least Spacing apart whatever the handshake took.
 	defer func() {
@@ -138,27 +142,33 @@ func (c *Client) get(ctx context.Context, path string, query url.Values) ([]enve
 	u.RawQuery = query.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
+		c.m.failed(reasonOther)
 		return nil, 0, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.dev.APIToken)
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
+		c.m.failed(transportReason(err))
 		return nil, 0, describeErr(err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxBody+1))
 	if err != nil {
+		c.m.failed(transportReason(err))
 		return nil, resp.StatusCode, fmt.Errorf("%s: read: %w", path, err)
 	}
 	if int64(len(body)) > c.cfg.MaxBody {
+		c.m.failed(reasonTooLarge)
 		return nil, resp.StatusCode, fmt.Errorf("%s: answer over %d bytes", path, c.cfg.MaxBody)
 	}
 	if resp.StatusCode != http.StatusOK {
+		c.m.failed(reasonHTTPStatus)
 		return nil, resp.StatusCode, &HTTPError{Path: path, Code: resp.StatusCode}
 	}
 	envs, err := decodeEnvelopes(body)
 	if err != nil {
+		c.m.failed(reasonDecode)
 		return nil, resp.StatusCode, fmt.Errorf("%s: %w", path, err)
 	}
 	return envs, resp.StatusCode, nil

@@ -131,7 +131,7 @@ func (c *Client) Poll(ctx context.Context) (Result, error) {
 		r.VDOMMode = "multi"
 	}
 	step := func(name, path string, q url.Values, parse func([]envelope) int) error {
-		envs, code, err := c.get(ctx, path, q)
+		envs, code, err := c.get(ctx, name, path, q)
 		ep := Endpoint{Endpoint: name, HTTPCode: code, Connectivity: code != 0, Format: "json"}
 		if err != nil {
 			ep.Error = err.Error()

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"netmon/store/record"
 )
 
@@ -41,6 +43,8 @@ type PollerDeps struct {
 	Refresh time.Duration
 	// MaxBackoff caps the retry delay of a failing device (30 min when 0).
 	MaxBackoff time.Duration
+	// Registerer takes the metrics; nil: not registered.
+	Registerer prometheus.Registerer
 }
 
 // Poller polls every enabled fwvendor device on its schedule.
@@ -48,6 +52,7 @@ type Poller struct {
 	log  *slog.Logger
 	cfg  Config
 	deps PollerDeps
+	m    *metrics
 	now  func() time.Time
 
 	mu      sync.Mutex
@@ -83,7 +88,7 @@ func NewPoller(log *slog.Logger, cfg Config, deps PollerDeps) *Poller {
 	if deps.MaxBackoff <= 0 {
 		deps.MaxBackoff = 30 * time.Minute
 	}
-	return &Poller{log: log, cfg: cfg, deps: deps, now: time.Now, devices: map[int64]*fwState{}}
+	return &Poller{log: log, cfg: cfg, deps: deps, m: newMetrics(deps.Registerer), now: time.Now, devices: map[int64]*fwState{}}
 }
 
 // Interval is a device's poll interval: poll_seconds, never under
@@ -151,6 +156,7 @@ func (p *Poller) Refresh(ctx context.Context) error {
 			delete(p.devices, id)
 		}
 	}
+	p.m.devices.Set(float64(len(p.devices)))
 	return nil
 }
 
@@ -222,9 +228,11 @@ func (p *Poller) PollDevice(ctx context.Context, id int64) bool {
 			st.next = p.now().Add(min(Interval(st.dev)<<min(st.failures-1, 16), max(p.deps.MaxBackoff, Interval(st.dev))))
 			dev := st.dev
 			p.mu.Unlock()
+			p.m.polls.WithLabelValues("error").Inc() // no request was sent: no duration
 			p.save(ctx, record.DevicePoll{DeviceID: dev.ID, TS: p.now().Unix(), Err: err.Error()})
 			return true
 		}
+		c.m = p.m
 		st.client = c
 	}
 	dev, client, prev, prevAt, due := st.dev, st.client, st.prev, st.prevAt, st.next
@@ -232,9 +240,20 @@ func (p *Poller) PollDevice(ctx context.Context, id int64) bool {
 
 	start := p.now()
 	pctx, cancel := context.WithTimeout(ctx, max(Interval(dev)-5*time.Second, 30*time.Second))
+	// The duration on the monotonic clock, not p.now (a test's clock).
+	began := time.Now()
 	r, err := client.Poll(pctx)
+	took := time.Since(began)
 	cancel()
 	stopping := ctx.Err() != nil
+	if !stopping { // a poll cut by the hub's stop says nothing of the device
+		p.m.duration.Observe(took.Seconds())
+		if err != nil {
+			p.m.polls.WithLabelValues("error").Inc()
+		} else {
+			p.m.polls.WithLabelValues("ok").Inc()
+		}
+	}
 	out := record.DevicePoll{DeviceID: dev.ID, TS: start.Unix()}
 	var cur map[string]ifPrev
 	if err != nil {

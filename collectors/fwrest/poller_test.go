@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"netmon/collectors/fwrest/fwtest"
 	"netmon/store"
 	"netmon/store/record"
@@ -254,5 +256,15 @@ func TestRefreshSelects(t *testing.T) {
 	}
 	if strings.Join(ids, ",") != "1" {
 		t.Errorf("scheduled %v", ids)
+	}
+	if got := testutil.ToFloat64(p.m.devices); got != 1 {
+		t.Errorf("devices gauge %v, want 1", got)
+	}
+	p.deps.Targets = staticTargets{}
+	if err := p.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(p.m.devices); len(p.devices) != 0 || got != 0 {
+		t.Errorf("after the device went: %d scheduled, gauge %v", len(p.devices), got)
 	}
 }
