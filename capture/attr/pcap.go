@@ -1,31 +1,32 @@
-//go:build linux || darwin
+//go:build linux || darwin || windows
 
 package attr
 
 import (
 	"errors"
-	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/netip"
 	"sync"
 	"time"
 
-	"netmon/agentmode/wire"
 	"netmon/capture/source"
 )
 
 // readLatency bounds how long a frame waits in the ring before the reader
-// sees it (the TPACKET_V3 block retire timeout): the socket of a
-// short-lived process must still exist when its first packet is looked up.
+// sees it (the TPACKET_V3 block retire timeout on Linux, the read timeout
+// of Npcap): the socket of a short-lived process must still exist when its
+// first packet is looked up.
 const readLatency = 5 * time.Millisecond
 
-// pcapBackend is the pcap backend of Linux and macOS: a packet source on
-// one interface (capture/source: an AF_PACKET ring on Linux, /dev/bpf* on
-// macOS), a flow table, and the socket tables read on demand to map flows
-// to processes (sockTable: none on macOS without cgo).
+// pcapBackend is the pcap backend of Linux, macOS and Windows: a packet
+// source on one interface (capture/source: an AF_PACKET ring on Linux,
+// /dev/bpf* on macOS, Npcap on Windows), a flow table, and the socket
+// tables read on demand to map flows to processes (sockTable: sock_diag
+// and /proc on Linux, the iphlpapi tables on Windows, none on macOS
+// without cgo). What differs per system is how the capture is opened
+// (openCapture: pcap_unix.go, pcap_windows.go) and the socket table.
 type pcapBackend struct {
 	log   *slog.Logger
 	cfg   Config
@@ -40,36 +41,24 @@ type pcapBackend struct {
 	wg        sync.WaitGroup
 }
 
+// capture is an open packet source and what the backend needs to know
+// of it.
+type capture struct {
+	iface   string // attr_iface
+	src     source.Source
+	foreign string // the unattributed reason of traffic between two other hosts
+}
+
 // startPcap opens the capture and starts the reader and the lookup
 // goroutines. Its errors are the attr_note of a refusal.
 func startPcap(log *slog.Logger, cfg Config) (Backend, error) {
-	iface := cfg.PcapInterface
-	if iface == "" {
-		var err error
-		iface, err = chooseInterface(listInterfaces, isVirtual, cfg.SampleWindow, time.Sleep)
-		if err != nil {
-			return nil, errNoInterface(err)
-		}
-	}
-	src, err := source.Open(iface, source.Options{Snaplen: cfg.Snaplen, BufferMB: 8, Timeout: readLatency})
-	switch {
-	case errors.Is(err, fs.ErrPermission):
-		return nil, errors.New(notePcapDenied)
-	case errors.Is(err, source.ErrNoSuchInterface):
-		return nil, fmt.Errorf("pcap: interface %q not found", iface)
-	case err != nil:
-		return nil, fmt.Errorf("pcap: %w", err)
-	}
-	// Traffic between two other hosts on a virtual Ethernet device
-	// (veth, bridge) belongs to containers; on a physical one it is
-	// forwarded or merely seen.
-	foreign := wire.ReasonNotLocal
-	if isVirtual(iface) && src.LinkType() == linkEthernet {
-		foreign = wire.ReasonOtherNamespace
+	c, err := openCapture(cfg)
+	if err != nil {
+		return nil, err
 	}
 	b := &pcapBackend{
-		log: log.With("iface", iface), cfg: cfg, iface: iface, link: int(src.LinkType()), src: src,
-		tab: newTable(cfg, foreign), socks: newSockTable(), stop: make(chan struct{}),
+		log: log.With("iface", c.iface), cfg: cfg, iface: c.iface, link: int(c.src.LinkType()), src: c.src,
+		tab: newTable(cfg, c.foreign), socks: newSockTable(), stop: make(chan struct{}),
 	}
 	b.tab.setLocal(localAddrs())
 	b.wg.Add(2)
@@ -81,7 +70,7 @@ func startPcap(log *slog.Logger, cfg Config) (Backend, error) {
 func (b *pcapBackend) Method() string { return MethodPcap }
 func (b *pcapBackend) Iface() string  { return b.iface }
 
-// Note says what the running backend lacks ("" on Linux).
+// Note says what the running backend lacks ("" on Linux and Windows).
 func (b *pcapBackend) Note() string { return pcapRunningNote }
 
 // sockTable maps flows to processes: lookup reads the system's socket
@@ -177,18 +166,4 @@ func localAddrs() []netip.Addr {
 		}
 	}
 	return out
-}
-
-// listInterfaces reads the interfaces and their counters for
-// chooseInterface.
-func listInterfaces() ([]ifaceStat, error) {
-	ifs, err := source.Interfaces()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ifaceStat, 0, len(ifs))
-	for _, it := range ifs {
-		out = append(out, ifaceStat{Name: it.Name, Up: it.Up, Loopback: it.Loopback, Bytes: it.RxBytes + it.TxBytes})
-	}
-	return out, nil
 }
