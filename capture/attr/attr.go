@@ -13,12 +13,15 @@
 //     Microsoft-Windows-Kernel-Network provider over advapi32
 //     (etw_windows.go, its structures in etw_layout.go, decoding in
 //     etw.go). Compile-checked only.
-//   - pcap (pcap_unix.go) through capture/source: AF_PACKET on Linux,
-//     snaplen 600; flows mapped to processes from the socket tables
-//     (sock_diag netlink) and the /proc/<pid>/fd links, read on a cache
-//     miss at most every LookupEvery and incrementally (sockets_linux.go).
-//     On macOS /dev/bpf* in pure Go, without a socket table (pcap_darwin.go:
-//     bytes unattributed, names kept). Not built for Windows (platform.go).
+//   - pcap (pcap.go) through capture/source, snaplen 600: AF_PACKET on
+//     Linux, flows mapped to processes from the socket tables (sock_diag
+//     netlink) and the /proc/<pid>/fd links, read on a cache miss at most
+//     every LookupEvery and incrementally (sockets_linux.go). On macOS
+//     /dev/bpf* in pure Go, without a socket table (pcap_darwin.go: bytes
+//     unattributed, names kept). On Windows Npcap's wpcap.dll, loaded at
+//     run time without cgo (pcap_windows.go), flows mapped to processes
+//     from the iphlpapi owner-PID tables (sockets_windows.go, parsed in
+//     sockets_wintable.go); compile-checked only.
 //
 // The order per system, the fallbacks and the notes are data keyed by
 // GOOS (platform.go), tested on Linux for every system.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -163,7 +162,7 @@ func (b *etwBackend) stopSession() error {
 func (b *etwBackend) Method() string { return MethodETW }
 func (b *etwBackend) Iface() string  { return "" }
 
-// Note: ETW carries no payloads, and pcap is not built for Windows.
+// Note: ETW events carry no payloads, so no L7 and DNS names.
 func (b *etwBackend) Note() string { return noteETWNoNames }
 
 // Collect reports the sums since the last call, naming each PID by its
@@ -178,22 +177,6 @@ func (b *etwBackend) Collect() Report {
 		}
 		return n
 	}), b.cfg.MaxRows)
-}
-
-// imageName is the base name of pid's executable ("chrome.exe").
-func imageName(pid uint32) string {
-	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, pid)
-	if err != nil {
-		return ""
-	}
-	defer windows.CloseHandle(h)
-	buf := make([]uint16, windows.MAX_LONG_PATH)
-	n := uint32(len(buf))
-	if err := windows.QueryFullProcessImageName(h, 0, &buf[0], &n); err != nil {
-		return ""
-	}
-	p := windows.UTF16ToString(buf[:n])
-	return p[strings.LastIndexByte(p, '\\')+1:]
 }
 
 // Stop stops the session, closes the consumer and waits for

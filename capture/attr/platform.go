@@ -1,7 +1,6 @@
 package attr
 
 import (
-	"errors"
 	"log/slog"
 	"strings"
 )
@@ -27,13 +26,20 @@ type starters struct {
 const (
 	// noteETWElevated: StartTrace or EnableTraceEx2 refused access.
 	noteETWElevated = "etw: needs an elevated agent (run as administrator)"
-	// notePcapWindows: the Windows pcap backend is not built: it needs
-	// Npcap installed, and a socket-to-process mapping over the Windows
-	// tables (GetExtendedTcpTable) that this version lacks.
-	notePcapWindows = "pcap: needs Npcap, not built for windows in this version"
 	// noteETWNoNames: the running ETW backend has no L7 and DNS
-	// sections (ETW events carry no payload; they come from pcap).
-	noteETWNoNames = "etw: no L7 and DNS names (pcap needs Npcap, not built for windows in this version)"
+	// sections (ETW events carry no payload; spec 1: L7 needs pcap).
+	noteETWNoNames = "etw: no L7 and DNS names (ETW events carry no payload; collect.method pcap reads them)"
+	// notePcapNoNpcap: wpcap.dll could not be loaded: Npcap is not
+	// installed. The one refusal after which a forced pcap falls back to
+	// etw (spec 1).
+	notePcapNoNpcap = "pcap: needs Npcap (wpcap.dll not found)"
+	// notePcapNoAdapters: Npcap is installed but lists no adapter: its
+	// driver is not running, or (installed for administrators only) it
+	// shows none to an agent that is not elevated.
+	notePcapNoAdapters = "pcap: Npcap lists no adapters (driver not running, or restricted to administrators)"
+	// notePcapWindowsDenied: Npcap refused to open the adapter: it was
+	// installed with access restricted to administrators.
+	notePcapWindowsDenied = "pcap: needs an elevated agent (Npcap is restricted to administrators)"
 	// notePcapDarwinDenied: no /dev/bpf* device could be opened.
 	notePcapDarwinDenied = "pcap: needs root or read access to /dev/bpf*"
 	// reasonNoSocketTable is the unattributed reason of every byte the
@@ -45,26 +51,25 @@ const (
 	noteDarwinNoPIDs    = "pcap: bytes unattributed (" + reasonNoSocketTable + "); L7 and DNS names kept"
 )
 
-// errPcapWindows is the Windows pcap starter.
-func errPcapWindows(*slog.Logger, Config) (Backend, error) { return nil, errors.New(notePcapWindows) }
-
 // platformCandidates is goos's auto order (spec 1): Linux ebpf then pcap;
 // Windows etw then pcap; macOS and the rest pcap.
 func platformCandidates(goos string, s starters) []candidate {
 	switch goos {
 	case "linux":
-		return []candidate{{MethodEBPF, s.ebpf}, {MethodPcap, s.pcap}}
+		return []candidate{{method: MethodEBPF, start: s.ebpf}, {method: MethodPcap, start: s.pcap}}
 	case "windows":
-		return []candidate{{MethodETW, s.etw}, {MethodPcap, s.pcap}}
+		return []candidate{{method: MethodETW, start: s.etw}, {method: MethodPcap, start: s.pcap}}
 	}
-	return []candidate{{MethodPcap, s.pcap}}
+	return []candidate{{method: MethodPcap, start: s.pcap}}
 }
 
 // fallbacks are tried after a forced method: on Windows a forced pcap
-// falls back to etw (spec 1); elsewhere none.
+// falls back to etw when the packet library cannot load (spec 1: "only
+// on an elevated Windows host where the packet library cannot load"; etw
+// itself refuses a host that is not elevated); elsewhere none.
 func fallbacks(goos string, s starters, method string) []candidate {
 	if goos == "windows" && method == MethodPcap {
-		return []candidate{{MethodETW, s.etw}}
+		return []candidate{{method: MethodETW, start: s.etw, after: notePcapNoNpcap}}
 	}
 	return nil
 }

@@ -30,8 +30,12 @@ func runs(method, iface, note string) startFunc {
 // so a changed text fails.
 func TestPlatformNotes(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	winDenied := starters{etw: refuse(noteETWElevated), pcap: errPcapWindows}
-	winRuns := starters{etw: runs(MethodETW, "", noteETWNoNames), pcap: errPcapWindows}
+	winDenied := starters{etw: refuse(noteETWElevated), pcap: refuse(notePcapWindowsDenied)}
+	winNoNpcap := starters{etw: runs(MethodETW, "", noteETWNoNames), pcap: refuse(notePcapNoNpcap)}
+	winNoNpcapDenied := starters{etw: refuse(noteETWElevated), pcap: refuse(notePcapNoNpcap)}
+	winNoAdapters := starters{etw: runs(MethodETW, "", noteETWNoNames), pcap: refuse(notePcapNoAdapters)}
+	winPcapOnly := starters{etw: refuse(noteETWElevated), pcap: runs(MethodPcap, "Ethernet", "")}
+	winRuns := starters{etw: runs(MethodETW, "", noteETWNoNames), pcap: runs(MethodPcap, "Ethernet", "")}
 	macRuns := starters{pcap: runs(MethodPcap, "en0", noteDarwinNoPIDs)}
 	macDenied := starters{pcap: refuse(notePcapDarwinDenied)}
 	linuxDenied := starters{ebpf: refuse("ebpf: needs CAP_BPF and CAP_PERFMON, or root"), pcap: refuse("pcap: needs CAP_NET_RAW or root")}
@@ -40,14 +44,25 @@ func TestPlatformNotes(t *testing.T) {
 		s                  starters
 		want               Status
 	}{
-		{"windows auto not elevated", "windows", MethodAuto, winDenied, Status{Method: MethodOff,
-			Note: "etw: needs an elevated agent (run as administrator); pcap: needs Npcap, not built for windows in this version"}},
+		{"windows auto not elevated, npcap admin-only", "windows", MethodAuto, winDenied, Status{Method: MethodOff,
+			Note: "etw: needs an elevated agent (run as administrator); pcap: needs an elevated agent (Npcap is restricted to administrators)"}},
+		{"windows auto not elevated, npcap runs", "windows", MethodAuto, winPcapOnly, Status{Method: MethodPcap, Iface: "Ethernet",
+			Note: "etw: needs an elevated agent (run as administrator)"}},
+		{"windows auto not elevated, no npcap", "windows", MethodAuto, winNoNpcapDenied, Status{Method: MethodOff,
+			Note: "etw: needs an elevated agent (run as administrator); pcap: needs Npcap (wpcap.dll not found)"}},
 		{"windows auto", "windows", MethodAuto, winRuns, Status{Method: MethodETW,
-			Note: "etw: no L7 and DNS names (pcap needs Npcap, not built for windows in this version)"}},
-		{"windows pcap falls back to etw", "windows", MethodPcap, winRuns, Status{Method: MethodETW,
-			Note: "pcap: needs Npcap, not built for windows in this version; etw: no L7 and DNS names (pcap needs Npcap, not built for windows in this version)"}},
-		{"windows pcap not elevated", "windows", MethodPcap, winDenied, Status{Method: MethodOff,
-			Note: "pcap: needs Npcap, not built for windows in this version; etw: needs an elevated agent (run as administrator)"}},
+			Note: "etw: no L7 and DNS names (ETW events carry no payload; collect.method pcap reads them)"}},
+		{"windows pcap", "windows", MethodPcap, winRuns, Status{Method: MethodPcap, Iface: "Ethernet"}},
+		{"windows pcap without npcap falls back to etw", "windows", MethodPcap, winNoNpcap, Status{Method: MethodETW,
+			Note: "pcap: needs Npcap (wpcap.dll not found); etw: no L7 and DNS names (ETW events carry no payload; collect.method pcap reads them)"}},
+		{"windows pcap without npcap not elevated", "windows", MethodPcap, winNoNpcapDenied, Status{Method: MethodOff,
+			Note: "pcap: needs Npcap (wpcap.dll not found); etw: needs an elevated agent (run as administrator)"}},
+		// Npcap loads: no fallback (spec 1: only where the packet
+		// library cannot load), even though etw would run.
+		{"windows pcap without adapters does not fall back", "windows", MethodPcap, winNoAdapters, Status{Method: MethodOff,
+			Note: "pcap: Npcap lists no adapters (driver not running, or restricted to administrators)"}},
+		{"windows pcap denied does not fall back", "windows", MethodPcap, winDenied, Status{Method: MethodOff,
+			Note: "pcap: needs an elevated agent (Npcap is restricted to administrators)"}},
 		{"windows etw", "windows", MethodETW, winDenied, Status{Method: MethodOff, Note: "etw: needs an elevated agent (run as administrator)"}},
 		{"windows ebpf", "windows", MethodEBPF, winRuns, Status{Method: MethodOff, Note: "ebpf: Linux only"}},
 		{"windows off", "windows", MethodOff, winRuns, Status{Method: MethodOff, Note: "collect.method off"}},

@@ -12,14 +12,17 @@ import (
 type candidate struct {
 	method string
 	start  startFunc
+	// after, when set, makes this a fallback tried only when the
+	// candidate before it refused with exactly this note.
+	after string
 }
 
 // Open starts the backend cfg.Method asks for: with auto, the first of
 // this system's candidates that starts (spec order: Linux ebpf then pcap,
 // Windows etw then pcap, macOS pcap); with a named method, that one
-// (plus the spec's Windows fallback from pcap to etw). It returns nil and
-// Status.Method "off" when none starts; the note then lists every
-// refusal. It never fails otherwise: attribution off is a state, and base
+// (plus the spec's Windows fallback from pcap to etw when Npcap cannot
+// load). It returns nil and Status.Method "off" when none starts; the
+// note then lists every refusal. It never fails otherwise: attribution off is a state, and base
 // telemetry goes on.
 func Open(log *slog.Logger, cfg Config) (Backend, Status) {
 	return open(log, cfg, runtime.GOOS, platformStarters)
@@ -35,6 +38,9 @@ func open(log *slog.Logger, cfg Config, goos string, s starters) (Backend, Statu
 	}
 	var notes []string
 	for _, c := range candidates(goos, s, cfg.Method) {
+		if c.after != "" && (len(notes) == 0 || notes[len(notes)-1] != c.after) {
+			continue
+		}
 		if c.start == nil {
 			notes = append(notes, c.method+": "+unavailable(goos, c.method))
 			continue

@@ -54,14 +54,6 @@ func newProcSockets() *procSockets {
 	return &procSockets{root: "/proc", netns: ns, budget: scanBudget, inodes: map[uint64]int32{}, seen: map[int32]bool{}, foreign: map[int32]time.Time{}, names: map[int32]string{}}
 }
 
-// sockEntry is one line of a /proc/net socket table.
-type sockEntry struct {
-	proto         uint8
-	local, remote netip.AddrPort
-	state         int
-	inode         uint64
-}
-
 // tcpListen is the LISTEN state of /proc/net/tcp
 // (include/net/tcp_states.h).
 const tcpListen = 10
@@ -80,16 +72,10 @@ func (s *procSockets) lookup(keys []flowKey) (func(flowKey) (owner, bool), error
 		}
 	}
 	live := make(map[uint64]bool, len(entries))
-	ix := &entryIndex{exact: make(map[flowKey]sockEntry, len(entries)), bound: map[boundKey]sockEntry{}}
 	for _, e := range entries {
 		live[e.inode] = true
-		switch {
-		case e.remote.Port() != 0:
-			ix.exact[flowKey{e.proto, e.local, e.remote}] = e
-		case e.proto == protoUDP || e.state == tcpListen:
-			ix.bound[boundKey{e.proto, e.local.Addr(), e.local.Port()}] = e
-		}
 	}
+	ix := newEntryIndex(entries, tcpListen)
 	for ino := range s.inodes {
 		if !live[ino] {
 			delete(s.inodes, ino)
@@ -125,28 +111,6 @@ func (s *procSockets) lookup(keys []flowKey) (func(flowKey) (owner, bool), error
 		}
 		return s.ownerOf(cands[0]), true
 	}, nil
-}
-
-// entryIndex finds the socket table entry of a flow.
-type entryIndex struct {
-	exact map[flowKey]sockEntry
-	bound map[boundKey]sockEntry
-}
-
-// candidates returns the sockets flow k may belong to, best first: the
-// connected socket with its exact ends, then the listening (TCP) or bound
-// (UDP) socket of its local port, on its address or on all addresses.
-func (ix *entryIndex) candidates(k flowKey) []sockEntry {
-	var out []sockEntry
-	if e, ok := ix.exact[k]; ok {
-		out = append(out, e)
-	}
-	for _, a := range [...]netip.Addr{k.local.Addr(), netip.IPv4Unspecified(), netip.IPv6Unspecified()} {
-		if e, ok := ix.bound[boundKey{k.proto, a, k.local.Port()}]; ok {
-			return append(out, e)
-		}
-	}
-	return out
 }
 
 func (s *procSockets) ownerOf(e sockEntry) owner {

@@ -16,11 +16,11 @@ func TestParseSockLine(t *testing.T) {
 		ok         bool
 	}{
 		{"ipv4 listen", "   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 12345 1 0000000000000000 100 0 0 10 0",
-			protoTCP, sockEntry{protoTCP, netip.MustParseAddrPort("127.0.0.1:8080"), netip.MustParseAddrPort("0.0.0.0:0"), 10, 12345}, true},
+			protoTCP, sockEntry{protoTCP, netip.MustParseAddrPort("127.0.0.1:8080"), netip.MustParseAddrPort("0.0.0.0:0"), 10, 12345, 0}, true},
 		{"ipv4 established", "   1: 0102000A:A0B4 0202000A:01BB 01 00000000:00000000 00:00000000 00000000  1000        0 777 1",
-			protoTCP, sockEntry{protoTCP, netip.MustParseAddrPort("10.0.2.1:41140"), netip.MustParseAddrPort("10.0.2.2:443"), 1, 777}, true},
+			protoTCP, sockEntry{protoTCP, netip.MustParseAddrPort("10.0.2.1:41140"), netip.MustParseAddrPort("10.0.2.2:443"), 1, 777, 0}, true},
 		{"ipv6 v4-mapped", "   2: 0000000000000000FFFF00000100007F:0035 00000000000000000000000000000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 9 2",
-			protoUDP, sockEntry{protoUDP, netip.MustParseAddrPort("127.0.0.1:53"), netip.MustParseAddrPort("[::]:0"), 7, 9}, true},
+			protoUDP, sockEntry{protoUDP, netip.MustParseAddrPort("127.0.0.1:53"), netip.MustParseAddrPort("[::]:0"), 7, 9, 0}, true},
 		{"short", "0: 0100007F:1F90", protoTCP, sockEntry{}, false},
 		{"bad hex", "   0: 0100007G:1F90 00000000:0000 0A 0:0 0:0 0 0 0 1 1", protoTCP, sockEntry{}, false},
 	} {

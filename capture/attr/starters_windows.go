@@ -1,3 +1,3 @@
 package attr
 
-var platformStarters = starters{pcap: errPcapWindows, etw: startETW}
+var platformStarters = starters{pcap: startPcap, etw: startETW}

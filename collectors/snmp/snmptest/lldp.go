@@ -113,7 +113,7 @@ func StartLLDP(t testing.TB) *LLDPLink {
 			t.Fatal(err)
 		}
 		c.Stdout, c.Stderr = log, log
-		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		c.SysProcAttr = ownGroup()
 		if err := c.Start(); err != nil {
 			t.Fatalf("start lldpd in %s: %v", ns, err)
 		}

@@ -89,7 +89,7 @@ func (a *Agent) launch(t testing.TB) {
 	dir := a.Dir
 	cmd := exec.Command(a.bin, "-f", "-LS0-4d", "-C", "-c", filepath.Join(dir, "snmpd.conf"), "-M", "/dev/null", "-p", filepath.Join(dir, "snmpd.pid"))
 	cmd.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+filepath.Join(dir, "persist"), "MIBS=", "MIBDIRS=/dev/null")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ownGroup()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start snmpd: %v", err)
 	}

@@ -63,7 +63,7 @@ func StartSim(t testing.TB, dir string) *Sim {
 	cmd := exec.Command(bin, append(args, "--agent-udpv4-endpoint="+addr)...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ownGroup()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start snmpsimd: %v", err)
 	}
