@@ -17,8 +17,7 @@ type ebpfBackend struct {
 	log   *slog.Logger
 	cfg   Config
 	acc   *ebpf.Accountant
-	names Backend // pcap, for L7 and DNS; nil when it cannot run
-	note  string  // why names is nil
+	names namesBeside // pcap, for L7 and DNS
 }
 
 // startEBPF loads and attaches the programs, or returns the reason it
@@ -29,38 +28,19 @@ func startEBPF(log *slog.Logger, cfg Config) (Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &ebpfBackend{log: log, cfg: cfg, acc: acc}
-	if cfg.NoNames {
-		return b, nil
-	}
-	if p, err := startPcap(log, cfg); err == nil {
-		b.names = p
-	} else {
-		b.note = "no L7 and DNS names: " + err.Error()
-		log.Info("ebpf runs without L7 and DNS names", "reason", err.Error())
-	}
-	return b, nil
+	return &ebpfBackend{log: log, cfg: cfg, acc: acc, names: startNamesBeside(log, cfg, MethodEBPF)}, nil
 }
 
 func (b *ebpfBackend) Method() string { return MethodEBPF }
 
 // Iface is the interface the names are read on, "" without them.
-func (b *ebpfBackend) Iface() string {
-	if b.names == nil {
-		return ""
-	}
-	return b.names.Iface()
-}
+func (b *ebpfBackend) Iface() string { return b.names.iface() }
 
 // Note says why there are no L7 and DNS names ("" when there are).
-func (b *ebpfBackend) Note() string { return b.note }
+func (b *ebpfBackend) Note() string { return b.names.note }
 
 func (b *ebpfBackend) Stop() error {
-	err := b.acc.Close()
-	if b.names != nil {
-		err = errors.Join(err, b.names.Stop())
-	}
-	return err
+	return errors.Join(b.acc.Close(), b.names.stop())
 }
 
 func (b *ebpfBackend) Collect() Report {
@@ -71,9 +51,6 @@ func (b *ebpfBackend) Collect() Report {
 		b.log.Warn("ebpf read", "err", err)
 	}
 	r := reportFromDelta(d, b.cfg.MaxRows)
-	if b.names != nil {
-		n := b.names.Collect()
-		r.L7, r.DNS = n.L7, n.DNS
-	}
+	b.names.into(&r)
 	return r
 }

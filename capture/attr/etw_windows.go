@@ -73,6 +73,7 @@ type etwBackend struct {
 	counts  *etwCounts
 	done    chan error
 	stop    sync.Once
+	names   namesBeside // pcap, for L7 and DNS (ETW events carry no payload)
 }
 
 // startETW starts the session, enables the provider and starts
@@ -86,6 +87,7 @@ func startETW(log *slog.Logger, cfg Config) (Backend, error) {
 		etwActive.Store(nil)
 		return nil, err
 	}
+	b.names = startNamesBeside(log, cfg, MethodETW)
 	return b, nil
 }
 
@@ -160,16 +162,17 @@ func (b *etwBackend) stopSession() error {
 }
 
 func (b *etwBackend) Method() string { return MethodETW }
-func (b *etwBackend) Iface() string  { return "" }
+func (b *etwBackend) Iface() string  { return b.names.iface() }
 
-// Note: ETW events carry no payloads, so no L7 and DNS names.
-func (b *etwBackend) Note() string { return noteETWNoNames }
+// Note says why there are no L7 and DNS names ("" when the pcap beside
+// reads them).
+func (b *etwBackend) Note() string { return b.names.note }
 
 // Collect reports the sums since the last call, naming each PID by its
 // image ("" when the process is gone: "process gone" bytes).
 func (b *etwBackend) Collect() Report {
 	names := map[uint32]string{}
-	return reportFromDelta(b.counts.take(func(pid uint32) string {
+	r := reportFromDelta(b.counts.take(func(pid uint32) string {
 		n, ok := names[pid]
 		if !ok {
 			n = imageName(pid)
@@ -177,6 +180,8 @@ func (b *etwBackend) Collect() Report {
 		}
 		return n
 	}), b.cfg.MaxRows)
+	b.names.into(&r)
+	return r
 }
 
 // Stop stops the session, closes the consumer and waits for
@@ -188,7 +193,7 @@ func (b *etwBackend) Stop() error {
 		if r, _, _ := procCloseTrace.Call(uintptr(b.trace)); r != 0 && syscall.Errno(r) != errCtxClosePending {
 			err = errors.Join(err, syscall.Errno(r))
 		}
-		err = errors.Join(err, <-b.done)
+		err = errors.Join(err, <-b.done, b.names.stop())
 		etwActive.Store(nil)
 	})
 	return err

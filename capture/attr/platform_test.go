@@ -33,9 +33,9 @@ func TestPlatformNotes(t *testing.T) {
 	winDenied := starters{etw: refuse(noteETWElevated), pcap: refuse(notePcapWindowsDenied)}
 	winNoNpcap := starters{etw: runs(MethodETW, "", noteETWNoNames), pcap: refuse(notePcapNoNpcap)}
 	winNoNpcapDenied := starters{etw: refuse(noteETWElevated), pcap: refuse(notePcapNoNpcap)}
-	winNoAdapters := starters{etw: runs(MethodETW, "", noteETWNoNames), pcap: refuse(notePcapNoAdapters)}
+	winNoAdapters := starters{etw: runs(MethodETW, "", "no L7 and DNS names: "+notePcapNoAdapters), pcap: refuse(notePcapNoAdapters)}
 	winPcapOnly := starters{etw: refuse(noteETWElevated), pcap: runs(MethodPcap, "Ethernet", "")}
-	winRuns := starters{etw: runs(MethodETW, "", noteETWNoNames), pcap: runs(MethodPcap, "Ethernet", "")}
+	winRuns := starters{etw: runs(MethodETW, "Ethernet", ""), pcap: runs(MethodPcap, "Ethernet", "")}
 	macRuns := starters{pcap: runs(MethodPcap, "en0", noteDarwinNoPIDs)}
 	macDenied := starters{pcap: refuse(notePcapDarwinDenied)}
 	linuxDenied := starters{ebpf: refuse("ebpf: needs CAP_BPF and CAP_PERFMON, or root"), pcap: refuse("pcap: needs CAP_NET_RAW or root")}
@@ -50,11 +50,12 @@ func TestPlatformNotes(t *testing.T) {
 			Note: "etw: needs an elevated agent (run as administrator)"}},
 		{"windows auto not elevated, no npcap", "windows", MethodAuto, winNoNpcapDenied, Status{Method: MethodOff,
 			Note: "etw: needs an elevated agent (run as administrator); pcap: needs Npcap (wpcap.dll not found)"}},
-		{"windows auto", "windows", MethodAuto, winRuns, Status{Method: MethodETW,
-			Note: "etw: no L7 and DNS names (ETW events carry no payload; collect.method pcap reads them)"}},
+		{"windows auto", "windows", MethodAuto, winRuns, Status{Method: MethodETW, Iface: "Ethernet"}},
+		{"windows auto without npcap", "windows", MethodAuto, winNoNpcap, Status{Method: MethodETW,
+			Note: "no L7 and DNS names: pcap: needs Npcap (wpcap.dll not found)"}},
 		{"windows pcap", "windows", MethodPcap, winRuns, Status{Method: MethodPcap, Iface: "Ethernet"}},
 		{"windows pcap without npcap falls back to etw", "windows", MethodPcap, winNoNpcap, Status{Method: MethodETW,
-			Note: "pcap: needs Npcap (wpcap.dll not found); etw: no L7 and DNS names (ETW events carry no payload; collect.method pcap reads them)"}},
+			Note: "pcap: needs Npcap (wpcap.dll not found); no L7 and DNS names: pcap: needs Npcap (wpcap.dll not found)"}},
 		{"windows pcap without npcap not elevated", "windows", MethodPcap, winNoNpcapDenied, Status{Method: MethodOff,
 			Note: "pcap: needs Npcap (wpcap.dll not found); etw: needs an elevated agent (run as administrator)"}},
 		// Npcap loads: no fallback (spec 1: only where the packet

@@ -26,10 +26,12 @@ var (
 	freshSession = flag.Bool("snmp-fresh-sessions", false, "BenchmarkPollerVsSnmpd: a new session per poll (the poller before sessions were kept), for comparison")
 )
 
-// countingWriter counts polls per device and keeps their durations.
+// countingWriter counts polls per device and keeps when each started
+// and when it was saved (finished).
 type countingWriter struct {
 	mu     sync.Mutex
 	polls  map[int64][]int64
+	done   map[int64][]time.Time
 	errors map[string]int
 }
 
@@ -37,6 +39,7 @@ func (w *countingWriter) SaveDevicePoll(_ context.Context, p record.DevicePoll) 
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.polls[p.DeviceID] = append(w.polls[p.DeviceID], p.TS)
+	w.done[p.DeviceID] = append(w.done[p.DeviceID], time.Now())
 	if p.Err != "" {
 		w.errors[p.Err]++
 	}
@@ -97,7 +100,7 @@ func BenchmarkPollerScale(b *testing.B) {
 	for i := range devs {
 		devs[i] = record.Device{ID: int64(i + 1), Host: sims[i%nsim].Addr, SNMPVersion: "2c", Community: fmt.Sprintf("dev%04d", i), PollSeconds: 60, Enabled: true}
 	}
-	w := &countingWriter{polls: map[int64][]int64{}, errors: map[string]int{}}
+	w := &countingWriter{polls: map[int64][]int64{}, done: map[int64][]time.Time{}, errors: map[string]int{}}
 	cfg := DefaultConfig()
 	cfg.TopologyEvery = time.Hour // the scale run polls interfaces; topology tables are not in the fixtures
 	cfg.Timeout, cfg.Retries = 5*time.Second, 1
@@ -117,6 +120,11 @@ func BenchmarkPollerScale(b *testing.B) {
 		w.mu.Lock()
 		inFirst, inLast, total := 0, 0, 0
 		end := t0.Unix() + int64(wall)
+		// A device's k-th poll is due at t0 + its phase + k intervals and
+		// must finish (be saved) before the next is due: lag is how long
+		// after its due time a poll finished.
+		var maxLag time.Duration
+		overdue := 0
 		for id := range int64(n) {
 			ts := w.polls[id+1]
 			total += len(ts)
@@ -128,10 +136,20 @@ func BenchmarkPollerScale(b *testing.B) {
 			if len(ts) > 0 && wall >= 120 && ts[len(ts)-1] >= end-60 {
 				inLast++
 			}
+			due := t0.Add(p.phase(devs[id]))
+			for k, f := range w.done[id+1] {
+				lag := f.Sub(due.Add(time.Duration(k) * time.Minute))
+				maxLag = max(maxLag, lag)
+				if lag > time.Minute {
+					overdue++
+				}
+			}
 		}
 		errs := fmt.Sprint(w.errors)
 		w.mu.Unlock()
 		b.ReportMetric(float64(inFirst), "devices-polled-in-first-60s")
+		b.ReportMetric(float64(overdue), "polls-finished-after-next-due")
+		b.ReportMetric(maxLag.Seconds(), "max-lag-s")
 		if wall >= 120 {
 			b.ReportMetric(float64(inLast), "devices-polled-in-last-60s")
 		}
@@ -140,9 +158,10 @@ func BenchmarkPollerScale(b *testing.B) {
 		b.ReportMetric(req/wall, "requests/s")
 		b.ReportMetric(vb/wall, "varbinds/s")
 		b.ReportMetric(readCounter(p.m.late), "late-polls")
-		b.Logf("%d devices x 48 interfaces, 60 s interval, %.0f s: %d/%d devices polled within the first interval, %d within the last (runs of 120 s or more), %d polls, errors %s; "+
+		b.Logf("%d devices x 48 interfaces, 60 s interval, %.0f s: %d/%d devices' first polls started within the first 60 s, %d within the last (runs of 120 s or more), %d polls, "+
+			"%d finished after their next poll was due (longest from due to finished: %.1f s), errors %s; "+
 			"poller %.1f%% of a core, %d snmpsimd %.1f%% of a core together; %.0f requests/s, %.0f varbinds/s; late polls %v",
-			n, wall, inFirst, n, inLast, total, errs, 100*cpu/wall, nsim, 100*simUsed/wall, req/wall, vb/wall, readCounter(p.m.late))
+			n, wall, inFirst, n, inLast, total, overdue, maxLag.Seconds(), errs, 100*cpu/wall, nsim, 100*simUsed/wall, req/wall, vb/wall, readCounter(p.m.late))
 	}
 }
 
