@@ -12,7 +12,9 @@
 // recorded when the slot is taken. The tracepoints fire in
 // the calling task's context, so the process is exact, even for a
 // process that exits a millisecond later. User space reads the
-// cumulative counters every interval and reports deltas.
+// cumulative counters every interval and reports deltas. A third,
+// on sched:sched_process_exit, counts task exits, which keeps the
+// per-CPU cache of the fast path exact (see sk_cache).
 //
 // No vmlinux.h: the few kernel structs used are declared below with
 // preserve_access_index, so the CO-RE loader (cilium/ebpf) relocates
@@ -229,13 +231,14 @@ static __always_inline int account_hash(struct sock *sk, int ret, int out, unsig
 // The fast path (issue 17: at most 100 ns per call). The per-CPU hash
 // lookup above costs about 50 ns per call on the project's VM (hashing
 // the 16-byte key, the bucket and the element); socket local storage is
-// found from the socket itself in about 20, and a per-CPU cache of the
-// sockets last used on this CPU (sk_cache below) in a few. So each
+// found from the socket itself in about 20 (a helper call), and a
+// per-CPU cache of the sockets and tasks last seen on this CPU (sk_cache
+// below) with no call at all. So each
 // socket carries, in its local storage, the index of a slot of two
 // arrays: counts (what the hot path adds to) and slot_descs (who and
 // where, written once); the cache remembers the same for the sockets
 // this CPU used last, checked against everything that names the
-// conversation. A slot outlives its socket, so nothing is lost when the
+// conversation and the task. A slot outlives its socket, so nothing is lost when the
 // socket is freed between two reads; user space frees a slot after idle
 // reads by raising its generation (every socket and cache entry still
 // pointing at it then misses, and the socket takes the slow path and
@@ -288,21 +291,73 @@ struct sk_slot {
 };
 
 // sk_cache: per CPU, the sockets last used on it, direct-mapped by port
-// pair. An entry names the conversation completely (the socket's
-// address, its address and port pairs, the process) so a freed socket
-// whose memory now holds another conversation misses. Entries are
-// written by programs on their own CPU only; sk is cleared first and
-// set last, so a program interrupting the write (a send from softirq)
-// misses rather than reads half an entry.
+// pair, each with the task that used it. An entry names the
+// conversation completely (the socket's address, protocol, address and
+// port pairs) so a freed socket whose memory now holds another
+// conversation misses.
+//
+// The task is named without a helper call: on this project's CPUs a
+// call costs 17-22 ns of the 100 a call may cost (the kernel's return
+// thunks), and bpf_get_current_pid_tgid is one. A task is named by its
+// kernel stack instead. Not by the program's own frame: recent kernels
+// give tracing programs a per-CPU private stack, the same for every
+// task (TestSharedSocketAttributed failed so). By ctx: the tracepoint's
+// argument array is a local of the kernel's bpf_trace_runN, on the
+// calling task's stack, which is THREAD_SIZE-aligned and THREAD_SIZE
+// long (16 KiB on x86-64 and arm64, 32 KiB with KASAN), so its address
+// masked to 16 KiB names one living task. The sock tracepoints fire in
+// system calls, in the calling task's context. The address becomes a
+// number through a store to fp_scratch and a load (the verifier allows
+// the store to a program with CAP_PERFMON, which the agent needs
+// anyway). A stack is reused
+// only after its task exits, so every entry also carries the count of
+// task exits (task_exit below) it was filled under and stops matching
+// at the next exit anywhere: a task that inherited the socket and got a
+// dead task's stack can never hit the dead task's entry. Entries are
+// filled only on the path that checked the process with the helper,
+// and written by programs on their own CPU only; sk is cleared first
+// and set last, so a program interrupting the write misses rather than
+// reads half an entry.
 struct sk_cache {
 	__u64 sk;
 	__u64 addrs;
 	__u64 owner;
+	__u64 kstack;
+	__u64 exits;
 	__u32 ports;
-	__u32 pad;
+	__u16 proto;
+	__u16 pad;
+	__u64 pad2[2]; // one cache line an entry
 };
 
-#define CACHE_WAYS 8
+// task_exits counts tasks that exited (sched_process_exit), threads
+// included.
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} task_exits SEC(".maps");
+
+// fp_scratch turns ctx's address into a number (see sk_cache).
+struct fp_scratch {
+	__u64 fp;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fp_scratch);
+} fp_scratch SEC(".maps");
+
+// The smallest THREAD_SIZE of the kernels the agent supports: a mask no
+// larger than the stack keeps two tasks' stacks apart (a larger stack
+// only gives one task two names, and a miss).
+#define KSTACK_ALIGN 16384ULL
+
+// 256 ways, 16 KiB a CPU: a server's busy connections mostly hit (64
+// sockets in turn: 118-130 ns a send against 130-171 with 8 ways).
+#define CACHE_WAYS 256
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, CACHE_WAYS);
@@ -354,18 +409,21 @@ static __always_inline void add_slot(struct slot_cnt *c, __u64 bytes, int out)
 	}
 }
 
-static __always_inline void remember(struct sk_cache *e, __u64 sk, __u64 addrs, __u32 ports, __u64 owner)
+static __always_inline void remember(struct sk_cache *e, __u64 sk, __u64 addrs, __u32 ports, __u16 proto, __u64 owner, __u64 kstack, __u64 exits)
 {
 	e->sk = 0;
 	asm volatile("" ::: "memory");
 	e->addrs = addrs;
 	e->ports = ports;
+	e->proto = proto;
 	e->owner = owner;
+	e->kstack = kstack;
+	e->exits = exits;
 	asm volatile("" ::: "memory");
 	e->sk = sk;
 }
 
-static __always_inline int account(struct sock *sk, int ret, int out)
+static __always_inline int account(__u64 *ctx, struct sock *sk, int ret, int out)
 {
 	if (ret <= 0 || !sk)
 		return 0;
@@ -382,17 +440,27 @@ static __always_inline int account(struct sock *sk, int ret, int out)
 
 	struct flow_key k = {
 		.sk = (__u64)sk,
-		.pid = bpf_get_current_pid_tgid() >> 32,
 		.ports = sk->__sk_common.skc_portpair,
 	};
+	// The task, by its kernel stack, and the task exits so far (see
+	// sk_cache).
+	__u32 zero = 0;
+	__u64 *exitsp = bpf_map_lookup_elem(&task_exits, &zero);
+	struct fp_scratch *fs = bpf_map_lookup_elem(&fp_scratch, &zero);
+	if (!exitsp || !fs)
+		return 0;
+	__u64 exits = *exitsp;
+	fs->fp = (__u64)ctx;
+	asm volatile("" ::: "memory");
+	__u64 kstack = fs->fp & ~(KSTACK_ALIGN - 1);
 	// For IPv6 the pair is zero or v4-mapped: the cache then relies on
-	// the socket's address, ports and process, as the storage does.
+	// the socket's address, protocol, ports and task.
 	__u64 addrs = sk->__sk_common.skc_addrpair;
 	__u32 way = (k.ports ^ (k.ports >> 16)) & (CACHE_WAYS - 1);
 	struct sk_cache *e = bpf_map_lookup_elem(&sk_cache, &way);
 	struct slot_cnt *c;
 	__u32 i;
-	if (e && e->sk == k.sk && e->ports == k.ports && e->addrs == addrs && OWNER_PID(e->owner) == k.pid) {
+	if (e && e->sk == k.sk && e->ports == k.ports && e->addrs == addrs && e->proto == proto && e->kstack == kstack && e->exits == exits) {
 		i = OWNER_SLOT(e->owner);
 		c = bpf_map_lookup_elem(&counts, &i);
 		if (c && (c->gen & GEN_MASK) == OWNER_GEN(e->owner)) {
@@ -401,6 +469,8 @@ static __always_inline int account(struct sock *sk, int ret, int out)
 		}
 	}
 
+	// Not cached: the process, with the helper, and the socket's storage.
+	k.pid = bpf_get_current_pid_tgid() >> 32;
 	struct sk_slot *s = bpf_sk_storage_get(&sk_slots, sk, 0, 0);
 	if (s) {
 		__u64 owner = s->owner;
@@ -410,7 +480,7 @@ static __always_inline int account(struct sock *sk, int ret, int out)
 			if (OWNER_PID(owner) == k.pid && s->ports == k.ports) {
 				add_slot(c, ret, out);
 				if (e)
-					remember(e, k.sk, addrs, k.ports, owner);
+					remember(e, k.sk, addrs, k.ports, proto, owner, kstack, exits);
 				return 0;
 			}
 			// Another process using the socket (inherited across
@@ -451,7 +521,18 @@ static __always_inline int account(struct sock *sk, int ret, int out)
 		s->owner = owner;
 	}
 	if (e)
-		remember(e, k.sk, addrs, k.ports, owner);
+		remember(e, k.sk, addrs, k.ports, proto, owner, kstack, exits);
+	return 0;
+}
+
+// Every task's exit, threads included (see sk_cache): one atomic add.
+SEC("tp_btf/sched_process_exit")
+int task_exit(__u64 *ctx)
+{
+	__u32 zero = 0;
+	__u64 *v = bpf_map_lookup_elem(&task_exits, &zero);
+	if (v)
+		__sync_fetch_and_add(v, 1);
 	return 0;
 }
 
@@ -459,7 +540,7 @@ static __always_inline int account(struct sock *sk, int ret, int out)
 SEC("tp_btf/sock_send_length")
 int sock_send(__u64 *ctx)
 {
-	return account((struct sock *)ctx[0], (int)ctx[1], 1);
+	return account(ctx, (struct sock *)ctx[0], (int)ctx[1], 1);
 }
 
 SEC("tp_btf/sock_recv_length")
@@ -468,7 +549,7 @@ int sock_recv(__u64 *ctx)
 	// A peek leaves the data in the socket: it is counted when read.
 	if ((int)ctx[2] & MSG_PEEK)
 		return 0;
-	return account((struct sock *)ctx[0], (int)ctx[1], 0);
+	return account(ctx, (struct sock *)ctx[0], (int)ctx[1], 0);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

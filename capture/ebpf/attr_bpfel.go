@@ -36,13 +36,22 @@ type attrFlowVal struct {
 	Comm     [16]int8
 }
 
+type attrFpScratch struct {
+	_  structs.HostLayout
+	Fp uint64
+}
+
 type attrSkCache struct {
-	_     structs.HostLayout
-	Sk    uint64
-	Addrs uint64
-	Owner uint64
-	Ports uint32
-	Pad   uint32
+	_      structs.HostLayout
+	Sk     uint64
+	Addrs  uint64
+	Owner  uint64
+	Kstack uint64
+	Exits  uint64
+	Ports  uint32
+	Proto  uint16
+	Pad    uint16
+	Pad2   [2]uint64
 }
 
 type attrSkSlot struct {
@@ -114,6 +123,7 @@ type attrSpecs struct {
 type attrProgramSpecs struct {
 	SockRecv *ebpf.ProgramSpec `ebpf:"sock_recv"`
 	SockSend *ebpf.ProgramSpec `ebpf:"sock_send"`
+	TaskExit *ebpf.ProgramSpec `ebpf:"task_exit"`
 }
 
 // attrMapSpecs contains maps before they are loaded into the kernel.
@@ -122,12 +132,14 @@ type attrProgramSpecs struct {
 type attrMapSpecs struct {
 	Counts    *ebpf.MapSpec `ebpf:"counts"`
 	Flows     *ebpf.MapSpec `ebpf:"flows"`
+	FpScratch *ebpf.MapSpec `ebpf:"fp_scratch"`
 	FreeSlots *ebpf.MapSpec `ebpf:"free_slots"`
 	Lost      *ebpf.MapSpec `ebpf:"lost"`
 	Scratch   *ebpf.MapSpec `ebpf:"scratch"`
 	SkCache   *ebpf.MapSpec `ebpf:"sk_cache"`
 	SkSlots   *ebpf.MapSpec `ebpf:"sk_slots"`
 	SlotDescs *ebpf.MapSpec `ebpf:"slot_descs"`
+	TaskExits *ebpf.MapSpec `ebpf:"task_exits"`
 }
 
 // attrVariableSpecs contains global variables before they are loaded into the kernel.
@@ -158,24 +170,28 @@ func (o *attrObjects) Close() error {
 type attrMaps struct {
 	Counts    *ebpf.Map `ebpf:"counts"`
 	Flows     *ebpf.Map `ebpf:"flows"`
+	FpScratch *ebpf.Map `ebpf:"fp_scratch"`
 	FreeSlots *ebpf.Map `ebpf:"free_slots"`
 	Lost      *ebpf.Map `ebpf:"lost"`
 	Scratch   *ebpf.Map `ebpf:"scratch"`
 	SkCache   *ebpf.Map `ebpf:"sk_cache"`
 	SkSlots   *ebpf.Map `ebpf:"sk_slots"`
 	SlotDescs *ebpf.Map `ebpf:"slot_descs"`
+	TaskExits *ebpf.Map `ebpf:"task_exits"`
 }
 
 func (m *attrMaps) Close() error {
 	return _AttrClose(
 		m.Counts,
 		m.Flows,
+		m.FpScratch,
 		m.FreeSlots,
 		m.Lost,
 		m.Scratch,
 		m.SkCache,
 		m.SkSlots,
 		m.SlotDescs,
+		m.TaskExits,
 	)
 }
 
@@ -191,12 +207,14 @@ type attrVariables struct {
 type attrPrograms struct {
 	SockRecv *ebpf.Program `ebpf:"sock_recv"`
 	SockSend *ebpf.Program `ebpf:"sock_send"`
+	TaskExit *ebpf.Program `ebpf:"task_exit"`
 }
 
 func (p *attrPrograms) Close() error {
 	return _AttrClose(
 		p.SockRecv,
 		p.SockSend,
+		p.TaskExit,
 	)
 }
 

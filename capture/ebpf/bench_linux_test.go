@@ -23,7 +23,7 @@ import (
 // cache's 8 ways, so most calls miss it and take the socket storage
 // path: the cost of chatty hosts with many conversations at once.
 func BenchmarkKernelCostPerCall(b *testing.B) {
-	for _, n := range []int{1, 64} {
+	for _, n := range []int{1, 64, 1024} {
 		b.Run(fmt.Sprintf("sockets=%d", n), func(b *testing.B) { kernelCost(b, n) })
 	}
 }
@@ -85,6 +85,9 @@ func kernelCost(b *testing.B, sockets int) {
 	}
 	for i, s := range after {
 		runs := s.RunCount - before[i].RunCount
+		if runs == 0 && s.Name == "task_exit" {
+			continue // no task exited on the host during the run
+		}
 		if runs == 0 {
 			b.Fatalf("%s never ran", s.Name)
 		}

@@ -74,7 +74,7 @@ func Start() (*Accountant, error) {
 		_ = a.Close()
 		return nil, err
 	}
-	for _, p := range []*cebpf.Program{a.objs.SockSend, a.objs.SockRecv} {
+	for _, p := range []*cebpf.Program{a.objs.TaskExit, a.objs.SockSend, a.objs.SockRecv} {
 		l, err := link.AttachTracing(link.TracingOptions{Program: p})
 		if err != nil {
 			_ = a.Close()
@@ -218,7 +218,7 @@ func (a *Accountant) Stats() ([]ProgStats, error) {
 	for _, np := range []struct {
 		name string
 		p    *cebpf.Program
-	}{{"sock_send", a.objs.SockSend}, {"sock_recv", a.objs.SockRecv}} {
+	}{{"sock_send", a.objs.SockSend}, {"sock_recv", a.objs.SockRecv}, {"task_exit", a.objs.TaskExit}} {
 		name := np.name
 		st, err := np.p.Stats()
 		if err != nil {

@@ -5,7 +5,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // mySlots counts the slots in use by this process (by the kernel's
@@ -99,8 +102,22 @@ func TestIdleSlotsFreed(t *testing.T) {
 
 // A socket inherited by a child process: the child's sends are the
 // child's (through the hash), the owner's stay the owner's (its slot).
+// Owner and child run on the same CPU, so the child meets the owner's
+// entry in that CPU's cache and must miss it (another task's stack);
+// the child's exit is counted.
 func TestSharedSocketAttributed(t *testing.T) {
 	a := start(t)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var was, cpu0 unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &was); err != nil {
+		t.Fatal(err)
+	}
+	cpu0.Set(0)
+	if err := unix.SchedSetaffinity(0, &cpu0); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = unix.SchedSetaffinity(0, &was) }()
 	if _, err := exec.LookPath("/usr/bin/python3"); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("python3 must be installed in CI")
@@ -125,13 +142,17 @@ func TestSharedSocketAttributed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	child := exec.Command("/usr/bin/python3", "-c", "import socket\ns=socket.socket(fileno=3)\nfor _ in range(4): s.send(b'c'*250)")
+	exits0 := taskExits(t, a)
+	child := exec.Command("/usr/bin/python3", "-c", "import os, socket\nos.sched_setaffinity(0, {0})\ns=socket.socket(fileno=3)\nfor _ in range(4): s.send(b'c'*250)")
 	child.ExtraFiles = []*os.File{f}
 	if out, err := child.CombinedOutput(); err != nil {
 		t.Fatalf("child: %v %s", err, out)
 	}
 	if _, err := c.Write(make([]byte, 20)); err != nil {
 		t.Fatal(err)
+	}
+	if n := taskExits(t, a) - exits0; n < 1 {
+		t.Errorf("task exits counted while the child ran: %d, want at least its own", n)
 	}
 	d := read(t, a)
 	local, remote := c.LocalAddr().String(), srv.LocalAddr().String()
@@ -162,4 +183,14 @@ func BenchmarkRead(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// taskExits is the programs' count of task exits.
+func taskExits(t *testing.T, a *Accountant) uint64 {
+	t.Helper()
+	var v uint64
+	if err := a.objs.TaskExits.Lookup(uint32(0), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
