@@ -83,7 +83,9 @@ struct sock {
 } __attribute__((preserve_access_index));
 
 struct task_struct {
+	void *stack;
 	unsigned int flags;
+	int tgid;
 	struct task_struct *group_leader;
 	char comm[16];
 } __attribute__((preserve_access_index));
@@ -315,6 +317,10 @@ struct sk_slot {
 // at the next exit anywhere: a task that inherited the socket and got a
 // dead task's stack can never hit the dead task's entry. Entries are
 // filled only on the path that checked the process with the helper,
+// and only when the window is that task's own stack base (task->stack),
+// so a kernel that kept the arguments elsewhere would run uncached,
+// never wrong (with the program's private stack instead of ctx, this
+// check turned the cache off and TestSharedSocketAttributed passed);
 // and written by programs on their own CPU only; sk is cleared first
 // and set last, so a program interrupting the write misses rather than
 // reads half an entry.
@@ -470,7 +476,15 @@ static __always_inline int account(__u64 *ctx, struct sock *sk, int ret, int out
 	}
 
 	// Not cached: the process, with the helper, and the socket's storage.
-	k.pid = bpf_get_current_pid_tgid() >> 32;
+	// The entry is remembered only when the window named above is the
+	// calling task's own stack (task->stack, its base): not where the
+	// arguments are elsewhere (an interrupt's stack, or a kernel that
+	// moved them), nor on a stack larger than 16 KiB whose upper half
+	// holds them (KASAN), where the cache is simply not used.
+	struct task_struct *cur = bpf_get_current_task_btf();
+	k.pid = cur->tgid;
+	if ((__u64)cur->stack != kstack)
+		e = 0;
 	struct sk_slot *s = bpf_sk_storage_get(&sk_slots, sk, 0, 0);
 	if (s) {
 		__u64 owner = s->owner;
