@@ -2,9 +2,10 @@
 // backend: two tp_btf programs (attr.bpf.c) count the bytes and calls of
 // every IPv4/IPv6 TCP and UDP sendmsg/recvmsg per (process ID, process
 // name, protocol, local and remote address and port) in per-socket slots
-// of two memory-mapped arrays, found through the socket's local storage
-// (a per-CPU hash for a socket's second process), and Accountant reads
-// them as deltas.
+// of two memory-mapped arrays, found through a per-CPU cache of the
+// sockets and tasks last seen, else the socket's local storage (a
+// per-CPU hash for a socket's second process); a third, on task exits,
+// keeps the cache exact. Accountant reads the slots as deltas.
 //
 // Why tracepoints: kprobes, kprobe_multi and fentry are refused on many
 // kernels (this project's CI among them); the sock:sock_send_length and
