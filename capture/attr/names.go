@@ -2,6 +2,10 @@ package attr
 
 import "log/slog"
 
+// noNamesPrefix begins the note of a byte counter running without the
+// pcap for names; the pcap's refusal follows.
+const noNamesPrefix = "no L7 and DNS names: "
+
 // namesBeside is a pcap backend run beside a backend whose events carry
 // no payloads (eBPF on Linux, ETW on Windows) for the L7 and DNS
 // sections only: its byte counts are not used. So auto loses no names
@@ -20,7 +24,7 @@ func startNamesBeside(log *slog.Logger, cfg Config, method string) namesBeside {
 	p, err := startPcap(log, cfg)
 	if err != nil {
 		log.Info(method+" runs without L7 and DNS names", "reason", err.Error())
-		return namesBeside{note: "no L7 and DNS names: " + err.Error()}
+		return namesBeside{note: noNamesPrefix + err.Error()}
 	}
 	return namesBeside{names: p}
 }

@@ -26,10 +26,6 @@ type starters struct {
 const (
 	// noteETWElevated: StartTrace or EnableTraceEx2 refused access.
 	noteETWElevated = "etw: needs an elevated agent (run as administrator)"
-	// noteETWNoNames: the running ETW backend has no L7 and DNS
-	// sections: ETW events carry no payload, and the pcap it runs
-	// beside for names (names.go) could not start without Npcap.
-	noteETWNoNames = "no L7 and DNS names: " + notePcapNoNpcap
 	// notePcapNoNpcap: wpcap.dll could not be loaded: Npcap is not
 	// installed. The one refusal after which a forced pcap falls back to
 	// etw (spec 1).

@@ -31,9 +31,9 @@ func runs(method, iface, note string) startFunc {
 func TestPlatformNotes(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	winDenied := starters{etw: refuse(noteETWElevated), pcap: refuse(notePcapWindowsDenied)}
-	winNoNpcap := starters{etw: runs(MethodETW, "", noteETWNoNames), pcap: refuse(notePcapNoNpcap)}
+	winNoNpcap := starters{etw: runs(MethodETW, "", noNamesPrefix+notePcapNoNpcap), pcap: refuse(notePcapNoNpcap)}
 	winNoNpcapDenied := starters{etw: refuse(noteETWElevated), pcap: refuse(notePcapNoNpcap)}
-	winNoAdapters := starters{etw: runs(MethodETW, "", "no L7 and DNS names: "+notePcapNoAdapters), pcap: refuse(notePcapNoAdapters)}
+	winNoAdapters := starters{etw: runs(MethodETW, "", noNamesPrefix+notePcapNoAdapters), pcap: refuse(notePcapNoAdapters)}
 	winPcapOnly := starters{etw: refuse(noteETWElevated), pcap: runs(MethodPcap, "Ethernet", "")}
 	winRuns := starters{etw: runs(MethodETW, "Ethernet", ""), pcap: runs(MethodPcap, "Ethernet", "")}
 	macRuns := starters{pcap: runs(MethodPcap, "en0", noteDarwinNoPIDs)}
