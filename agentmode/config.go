@@ -5,17 +5,44 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"netmon/agentmode/collect"
+	"netmon/agentmode/service"
 	"netmon/agentmode/state"
 	"netmon/app/version"
 )
 
-// DefaultStateFile is the state file's default path, relative to the
-// working directory (spec 1: <service>-agent.state.json). An installed
-// service gets an absolute path under its state directory instead.
+// DefaultStateFile is the state file's name (spec 1:
+// <service>-agent.state.json); DefaultStatePath says in which directory.
 const DefaultStateFile = "netmon-agent.state.json"
+
+// DefaultStatePath is the state file used when -state is not given: in the
+// system state directory when running as root (/var/lib/netmon on Linux,
+// where an installed service keeps it too), otherwise in the user's
+// ($XDG_STATE_HOME/netmon, else ~/.local/state/netmon; the platform's
+// per-user application directory on macOS and Windows). Never the working
+// directory: an agent started from a source checkout once left its state
+// and queue among the project's files.
+func DefaultStatePath() string {
+	return statePathFor(os.Geteuid(), os.Getenv, os.UserHomeDir)
+}
+
+// statePathFor is DefaultStatePath with the process's facts passed in, for
+// the table test.
+func statePathFor(euid int, getenv func(string) string, home func() (string, error)) string {
+	if euid == 0 {
+		return filepath.Join(DefaultServiceStateDir(), DefaultStateFile)
+	}
+	if dir := service.UserStateDir(getenv, home); dir != "" {
+		return filepath.Join(dir, DefaultStateFile)
+	}
+	// No home directory at all (a stripped-down service account): the
+	// working directory is the only place left.
+	return DefaultStateFile
+}
 
 // Config is what the agent needs to run; app/config builds it from flags,
 // environment and file.
@@ -44,7 +71,7 @@ type Config struct {
 // DefaultConfig returns the defaults; Name is left to the caller (the
 // host name).
 func DefaultConfig() Config {
-	return Config{StatePath: DefaultStateFile, Collect: collect.DefaultConfig(), Version: version.Version}
+	return Config{StatePath: DefaultStatePath(), Collect: collect.DefaultConfig(), Version: version.Version}
 }
 
 // Validate checks the configuration and names the offending setting.

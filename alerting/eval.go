@@ -150,7 +150,7 @@ func (e *Engine) raiseOneLocked(ctx context.Context, now time.Time, a rules.Aler
 		return OutcomeSilenced
 	}
 	ev := record.AlertEvent{TS: now.Unix(), Kind: a.Kind, Key: a.Key, Message: a.Message, Severity: a.Severity,
-		State: record.AlertFiring, Site: a.Site, Count: 1, AgentID: a.AgentID, LastTS: now.Unix()}
+		State: record.AlertFiring, Site: a.Site, Count: 1, AgentID: a.AgentID, LastTS: now.Unix(), Process: a.Process}
 	if e.dep.Store != nil {
 		stored, err := e.dep.Store.InsertAlertEvent(ctx, ev)
 		if err != nil {

@@ -15,9 +15,13 @@ type Config struct {
 	Source source.Options
 	// FlushEvery is how often finished minutes are written (10 s).
 	FlushEvery time.Duration
+	// HostConns is -host-conns: the hub machine's own socket inventory
+	// (GET /api/connections, the live feed's connections and "agent 0" of
+	// the alert rules). Off, the hub sees only what agents send.
+	HostConns bool
 }
 
 // DefaultConfig enables capture with the source defaults.
 func DefaultConfig() Config {
-	return Config{Enabled: true, FlushEvery: 10 * time.Second}
+	return Config{Enabled: true, FlushEvery: 10 * time.Second, HostConns: true}
 }

@@ -175,7 +175,7 @@ func TestSnapshotEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"protocols":{}`, `"top_endpoints":[]`, `"top_ports":[]`, `"top_domains":[]`, `"history":[]`} {
+	for _, want := range []string{`"error":""`, `"protocols":{}`, `"top_endpoints":[]`, `"top_ports":[]`, `"top_domains":[]`, `"history":[]`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("empty snapshot lacks %s: %s", want, b)
 		}

@@ -5,9 +5,11 @@ import "net/netip"
 // Snapshot is the capture snapshot of spec section 2.1: GET /api/status
 // and the `stats` of every WebSocket tick.
 type Snapshot struct {
-	Running      bool             `json:"running"`
-	Device       string           `json:"device"`
-	Error        string           `json:"error,omitempty"`
+	Running bool   `json:"running"`
+	Device  string `json:"device"`
+	// Error is always sent, "" when the capture loop has none: spec 2.1
+	// lists it and clients test it without a presence check.
+	Error        string           `json:"error"`
 	TotalPackets int64            `json:"total_packets"`
 	TotalBytes   int64            `json:"total_bytes"`
 	Dropped      int64            `json:"dropped"`

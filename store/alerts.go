@@ -16,11 +16,11 @@ import (
 // (ack, resolve, note, silences) have *Tx variants so they commit with
 // their audit record.
 
-const alertEventColumns = `id, ts, kind, key, message, severity, state, site, count, group_id, ext_ref, agent_id, last_ts, resolved_ts`
+const alertEventColumns = `id, ts, kind, key, message, severity, state, site, count, group_id, ext_ref, agent_id, last_ts, resolved_ts, process`
 
 func scanAlertEvent(r rowScanner) (record.AlertEvent, error) {
 	var e record.AlertEvent
-	err := r.Scan(&e.ID, &e.TS, &e.Kind, &e.Key, &e.Message, &e.Severity, &e.State, &e.Site, &e.Count, &e.GroupID, &e.ExtRef, &e.AgentID, &e.LastTS, &e.ResolvedTS)
+	err := r.Scan(&e.ID, &e.TS, &e.Kind, &e.Key, &e.Message, &e.Severity, &e.State, &e.Site, &e.Count, &e.GroupID, &e.ExtRef, &e.AgentID, &e.LastTS, &e.ResolvedTS, &e.Process)
 	return e, err
 }
 
@@ -33,10 +33,10 @@ func (db *DB) InsertAlertEvent(ctx context.Context, e record.AlertEvent) (record
 		e.Count = 1
 	}
 	err := db.InTx(ctx, func(t *Tx) error {
-		const q = `INSERT INTO alert_events (ts, kind, key, message, severity, state, site, count, group_id, ext_ref, agent_id, last_ts)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`
+		const q = `INSERT INTO alert_events (ts, kind, key, message, severity, state, site, count, group_id, ext_ref, agent_id, last_ts, process)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`
 		return t.tx.QueryRowContext(ctx, q, e.TS, e.Kind, cleanText(e.Key), cleanText(e.Message), e.Severity, e.State, e.Site,
-			e.Count, e.GroupID, e.ExtRef, e.AgentID, e.LastTS).Scan(&e.ID)
+			e.Count, e.GroupID, e.ExtRef, e.AgentID, e.LastTS, cleanText(e.Process)).Scan(&e.ID)
 	})
 	if err != nil {
 		return record.AlertEvent{}, fmt.Errorf("insert alert event: %w", err)
@@ -133,7 +133,9 @@ type AlertFilter struct {
 	SiteScope   string
 	MinSeverity int
 	AgentID     int64
-	From, To    int64
+	// Process selects the events about one process (with AgentID).
+	Process  string
+	From, To int64
 	// Before is the cursor: events with a smaller (ts, id) than it.
 	BeforeTS, BeforeID int64
 	// Open selects firing and acknowledged events only.
@@ -170,6 +172,9 @@ func (db *DB) ListAlertEvents(ctx context.Context, f AlertFilter) ([]record.Aler
 	}
 	if f.AgentID > 0 {
 		add("agent_id = $%d", f.AgentID)
+	}
+	if f.Process != "" {
+		add("process = $%d", f.Process)
 	}
 	if f.From > 0 {
 		add("ts >= $%d", f.From)

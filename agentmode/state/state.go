@@ -150,6 +150,11 @@ func newMachineID() (string, error) {
 // renamed over path. Readers see the old or the new content, never a mix.
 func WriteFile(path string, data []byte) error {
 	dir, base := splitPath(path)
+	// The default state directory (~/.local/state/netmon, /var/lib/netmon)
+	// may not exist yet on a first run; only the owner may list it.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	f, err := os.CreateTemp(dir, base+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)

@@ -69,7 +69,7 @@ func TestHTTPChannels(t *testing.T) {
 	if c, err := testutil.GatherAndCount(reg, "netmon_notify_routed_total"); err != nil || c != 6 {
 		t.Errorf("netmon_notify_routed_total series %d (%v), want 6", c, err)
 	}
-	evJSON := `{"id":42,"ts":1764000000,"kind":"port","key":"agent1|203.0.113.9:4444","message":"connection to 203.0.113.9:4444","severity":9,"state":"firing","site":"paris","count":1,"group_id":0,"ext_ref":"","agent_id":3,"last_ts":1764000000,"resolved_ts":0}`
+	evJSON := `{"id":42,"ts":1764000000,"kind":"port","key":"agent1|203.0.113.9:4444","message":"connection to 203.0.113.9:4444","severity":9,"state":"firing","site":"paris","count":1,"group_id":0,"ext_ref":"","agent_id":3,"last_ts":1764000000,"resolved_ts":0,"process":""}`
 	text := `[netmon] CRIT port: connection to 203.0.113.9:4444 (agent1|203.0.113.9:4444) site paris`
 	want := map[string]string{
 		"/generic":              evJSON,

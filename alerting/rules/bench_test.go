@@ -60,26 +60,18 @@ func BenchmarkInventoryCycle(b *testing.B) {
 	}
 }
 
-// TestInventoryCycleBudget holds the budget in the ordinary test run: a
-// cycle over 10 000 × 50 connections under 50 ms (measured as the best of
-// three, so a busy machine does not fail it by chance) and no allocation.
-func TestInventoryCycleBudget(t *testing.T) {
+// TestInventoryCycleAllocates nothing: a cycle over 10 000 × 50
+// connections allocates nothing (what must hold on any machine). Its time
+// budget, under 50 ms a cycle, is BenchmarkInventoryCycle's figure
+// (make bench-go), not an assertion here: a busy machine must not fail
+// make test.
+func TestInventoryCycleAllocatesNothing(t *testing.T) {
 	if testing.Short() {
-		t.Skip("budget measurement")
+		t.Skip("runs the benchmark once")
 	}
-	best := time.Duration(1<<63 - 1)
-	for range 3 {
-		r := testing.Benchmark(BenchmarkInventoryCycle)
-		if r.AllocsPerOp() != 0 {
-			t.Fatalf("%d allocations per cycle, want 0", r.AllocsPerOp())
-		}
-		best = min(best, time.Duration(r.NsPerOp()))
-		if best <= 50*time.Millisecond {
-			break
-		}
+	r := testing.Benchmark(BenchmarkInventoryCycle)
+	if r.AllocsPerOp() != 0 {
+		t.Fatalf("%d allocations per cycle, want 0", r.AllocsPerOp())
 	}
-	if best > 50*time.Millisecond {
-		t.Errorf("cycle takes %s at best, budget 50ms", best)
-	}
-	t.Logf("one cycle of 500 000 connections: %s, 0 allocs", best)
+	t.Logf("one cycle of 500 000 connections: %s, 0 allocs (budget 50 ms: a benchmark figure)", time.Duration(r.NsPerOp()))
 }

@@ -43,7 +43,7 @@ func (r *Port) Eval(inv Inventory, out []Alert) []Alert {
 		}
 		out = append(out, Alert{
 			Kind: KindPort, Key: strconv.FormatInt(inv.AgentID, 10) + "|" + c.RemoteIP + ":" + port,
-			Severity: SeverityPort, Site: inv.Site, AgentID: inv.AgentID,
+			Severity: SeverityPort, Site: inv.Site, AgentID: inv.AgentID, Process: c.Process,
 			Message: fmt.Sprintf("%s: %s connected to suspicious port %s on %s", who, proc, port, c.RemoteIP),
 		})
 	}

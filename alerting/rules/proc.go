@@ -42,7 +42,7 @@ func (r *Proc) Eval(inv Inventory, ignore map[string]bool, out []Alert) []Alert 
 		}
 		out = append(out, Alert{
 			Kind: KindProc, Key: strconv.FormatInt(inv.AgentID, 10) + "|" + name,
-			Severity: SeverityProc, Site: inv.Site, AgentID: inv.AgentID,
+			Severity: SeverityProc, Site: inv.Site, AgentID: inv.AgentID, Process: name,
 			Message: fmt.Sprintf("%s: new process %s with network connections", who, name),
 		})
 	}

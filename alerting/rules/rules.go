@@ -20,6 +20,9 @@ type Alert struct {
 	Severity int
 	Site     string
 	AgentID  int64
+	// Process is the process the alert is about (proc, port; "" when the
+	// rule has none or the agent could not name it).
+	Process string
 }
 
 // Kinds of spec 6.3 and their severities on the 0-10 scale.

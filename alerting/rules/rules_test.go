@@ -54,7 +54,7 @@ func TestPort(t *testing.T) {
 	}}
 	got := r.Eval(inv, nil)
 	want := []Alert{
-		{Kind: "port", Key: "7|198.51.100.2:4444", Severity: 9, Site: "a", AgentID: 7, Message: "agent 7: nc connected to suspicious port 4444 on 198.51.100.2"},
+		{Kind: "port", Key: "7|198.51.100.2:4444", Severity: 9, Site: "a", AgentID: 7, Process: "nc", Message: "agent 7: nc connected to suspicious port 4444 on 198.51.100.2"},
 		{Kind: "port", Key: "7|198.51.100.3:65535", Severity: 9, Site: "a", AgentID: 7, Message: "agent 7: unknown process connected to suspicious port 65535 on 198.51.100.3"},
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
@@ -94,6 +94,9 @@ func TestProc(t *testing.T) {
 		var got []string
 		for _, a := range r.Eval(tt.inv, ignore, nil) {
 			got = append(got, a.Key)
+			if want := a.Key[strings.IndexByte(a.Key, '|')+1:]; a.Process != want {
+				t.Errorf("%s: alert %s is about process %q, want %q", tt.desc, a.Key, a.Process, want)
+			}
 		}
 		if diff := cmp.Diff(got, tt.want); diff != "" {
 			t.Errorf("%s (-got, +want):\n%s", tt.desc, diff)

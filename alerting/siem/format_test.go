@@ -29,7 +29,7 @@ func TestFormat(t *testing.T) {
 		{"LEEF escaping", "leef", nasty,
 			`LEEF:1.0|netmon|netmon|1.0|a\|b|devTime=1764000000000` + "\t" + `sev=4` + "\t" + `cat=a|b` + "\t" + `key=k\=v\\x` + "\t" + `msg=line1\nline2\r\tpipe|eq\=back\\`},
 		{"JSON", "json", portEvent,
-			`{"service":"netmon","id":7,"ts":1764000000,"kind":"port","key":"agent1|10.0.0.5:4444","message":"connection to 203.0.113.9:4444 (suspicious port)","severity":9,"state":"firing","site":"paris","count":1,"group_id":0,"ext_ref":"","agent_id":0,"last_ts":0,"resolved_ts":0}`},
+			`{"service":"netmon","id":7,"ts":1764000000,"kind":"port","key":"agent1|10.0.0.5:4444","message":"connection to 203.0.113.9:4444 (suspicious port)","severity":9,"state":"firing","site":"paris","count":1,"group_id":0,"ext_ref":"","agent_id":0,"last_ts":0,"resolved_ts":0,"process":""}`},
 		{"text", "text", portEvent,
 			`netmon alert kind=port severity=9 key="agent1|10.0.0.5:4444" site="paris" msg="connection to 203.0.113.9:4444 (suspicious port)"`},
 	}

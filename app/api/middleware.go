@@ -96,9 +96,9 @@ func (s *Server) observe(c *gin.Context) {
 	status := c.Writer.Status()
 	s.metrics.duration.WithLabelValues(c.Request.Method, route, strconv.Itoa(status)).Observe(elapsed.Seconds())
 
-	level := slog.LevelInfo
-	if probeRoutes[route] && status < 400 {
-		level = slog.LevelDebug
+	level := slog.LevelDebug
+	if s.cfg.AccessLog && !(probeRoutes[route] && status < 400) {
+		level = slog.LevelInfo
 	}
 	if !s.log.Enabled(c, level) {
 		return

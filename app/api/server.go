@@ -42,6 +42,9 @@ type Config struct {
 	// BodyLimit is the default request body limit in bytes; larger bodies
 	// get 413 before the handler runs.
 	BodyLimit int64
+	// AccessLog logs every request at INFO (-access-log); otherwise at
+	// DEBUG, so a default log is not one line per click.
+	AccessLog bool
 }
 
 // DefaultConfig returns the defaults: a 1 MiB body limit.

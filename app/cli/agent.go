@@ -39,8 +39,9 @@ collect.method NETMON_COLLECT__METHOD. Example file:
   collect:
     method: auto
 
-State: the state file (default netmon-agent.state.json in the working
-directory; an installed service uses ` + agentmode.DefaultServiceStateDir() + `) holds the agent
+State: the state file (default netmon-agent.state.json in ` + agentmode.DefaultServiceStateDir() + ` as
+root, in $XDG_STATE_HOME/netmon, else ~/.local/state/netmon, as another user;
+an installed service uses ` + agentmode.DefaultServiceStateDir() + `) holds the agent
 id and token, a random machine id, the pinned hub CA and counters, mode 0600.
 Beside it: <state>.crt, <state>.key (client certificate and key), <state>.ca
 (hub CA) and <state>.queue.jsonl (up to 100 batches kept while the hub is
@@ -168,7 +169,7 @@ func serviceConfig(fs *pflag.FlagSet) (agentmode.ServiceConfig, error) {
 		return agentmode.ServiceConfig{}, usageError{err}
 	}
 	statePath := filepath.Join(agentmode.DefaultServiceStateDir(), agentmode.DefaultStateFile)
-	if fs.Changed("state") || cfg.Agent.StatePath != config.DefaultAgentState {
+	if fs.Changed("state") || cfg.Agent.StatePath != config.DefaultAgentState() {
 		if statePath, err = filepath.Abs(cfg.Agent.StatePath); err != nil {
 			return agentmode.ServiceConfig{}, fmt.Errorf("state: %w", err)
 		}

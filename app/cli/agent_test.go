@@ -75,9 +75,22 @@ func TestAgentRefusesBadSettings(t *testing.T) {
 func TestAgentRunsAndStops(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "netmon-agent.state.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	// Stopped once the first batch is taken (the state file's next_seq
+	// moves on), not after a fixed time: collecting the inventory can
+	// take longer than any fixed window on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var out, errb syncBuffer
+	go func() {
+		for ctx.Err() == nil {
+			raw, err := os.ReadFile(state)
+			if err == nil && strings.Contains(string(raw), `"next_seq": 2`) && strings.Contains(errb.String(), "enrollment failed") {
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
 	code := Run(ctx, []string{"agent", "-hub-url", "http://127.0.0.1:1", "-hub-token", "ent_x", "-state", state,
 		"-pcap", "-log-format", "json", "-name", "cli-test"}, strings.NewReader(""), &out, &errb)
 	logs := errb.String()

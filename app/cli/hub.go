@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -42,7 +43,7 @@ requests get up to 10 seconds, then the database is closed.`,
 			if err != nil {
 				return err
 			}
-			return runHub(cmd.Context(), h)
+			return runHub(cmd.Context(), h, cmd.ErrOrStderr())
 		},
 	}
 	config.AddHubFlags(cmd.Flags())
@@ -51,10 +52,12 @@ requests get up to 10 seconds, then the database is closed.`,
 
 // runHub starts h and blocks until ctx is cancelled (a signal) or serving
 // fails, then stops it.
-func runHub(ctx context.Context, h *hub.Hub) error {
+func runHub(ctx context.Context, h *hub.Hub, banner io.Writer) error {
 	if err := h.Start(ctx); err != nil {
 		return err
 	}
+	// One banner for the person at the terminal, after the start-up log.
+	_, _ = io.WriteString(banner, "\n"+h.Banner(ctx)+"\n")
 	var serveErr error
 	select {
 	case <-ctx.Done():

@@ -38,7 +38,7 @@ func TestStaticEnrollTokenSurvivesRestarts(t *testing.T) {
 		if err := h.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		return h, logs.String()
+		return h, logs.String() + h.Banner(context.Background())
 	}
 	hello := func(h *hub.Hub, token string) int {
 		req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d%s", h.Addr().(*net.TCPAddr).Port, wire.PathHello),
@@ -53,9 +53,12 @@ func TestStaticEnrollTokenSurvivesRestarts(t *testing.T) {
 		return resp.StatusCode
 	}
 	h, logs := start()
-	m := regexp.MustCompile(`enroll_token=([0-9a-f]{64})`).FindStringSubmatch(logs)
+	m := regexp.MustCompile(`-hub-token ([0-9a-f]{64})\n`).FindStringSubmatch(logs)
 	if m == nil {
-		t.Fatalf("no generated token in the first start's log:\n%s", logs)
+		t.Fatalf("no generated token in the first start's banner:\n%s", logs)
+	}
+	if strings.Count(logs, m[1]) != 1 {
+		t.Errorf("the token is shown %d times (the banner only, once):\n%s", strings.Count(logs, m[1]), logs)
 	}
 	first := m[1]
 	_ = h.Stop(context.Background())

@@ -38,9 +38,9 @@ type AgentConfig struct {
 	Deprecated []string
 }
 
-// DefaultAgentState is the state file's default path, in the working
-// directory.
-const DefaultAgentState = agentmode.DefaultStateFile
+// DefaultAgentState is the state file's default path: the system state
+// directory as root, the user's otherwise (agentmode.DefaultStatePath).
+func DefaultAgentState() string { return agentmode.DefaultStatePath() }
 
 // AgentCollectMethods are the accepted values of collect.method.
 var AgentCollectMethods = collect.Methods
@@ -72,7 +72,7 @@ var agentBindings = []binding[AgentConfig]{
 		usage: "site of this machine (YAML site, env NETMON_SITE)",
 		ptr:   func(c *AgentConfig) any { return &c.Agent.Site }},
 	{key: "state", flag: "state", field: "Agent.StatePath", kind: str{},
-		usage: "state file (identity, pinned CA, counters); <state>.crt/.key/.ca and <state>.queue.jsonl go beside it (YAML state, env NETMON_STATE)",
+		usage: "state file (identity, pinned CA, counters); <state>.crt/.key/.ca and <state>.queue.jsonl go beside it; default /var/lib/netmon/netmon-agent.state.json as root, $XDG_STATE_HOME/netmon/ (else ~/.local/state/netmon/) otherwise, never the working directory (YAML state, env NETMON_STATE)",
 		ptr:   func(c *AgentConfig) any { return &c.Agent.StatePath }},
 	{key: "collect.method", flag: "collect-method", field: "Agent.Collect.Method", kind: str{},
 		usage: "deep collection backend: auto (Linux: ebpf then pcap; Windows: etw then pcap; macOS: pcap), ebpf, pcap, etw or off; this build runs pcap on Linux, and attr_note says why any other is not running (YAML collect.method, env NETMON_COLLECT__METHOD)",

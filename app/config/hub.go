@@ -20,6 +20,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"netmon/alerting"
 	"netmon/alerting/notify"
@@ -133,6 +134,10 @@ type Server struct {
 	LogFormat string
 	// LogLevel is "debug", "info", "warn" or "error".
 	LogLevel string
+	// AccessLog is -access-log: one INFO line per HTTP request. Off, the
+	// lines are DEBUG: a first run's log keeps the start banner and the
+	// enroll token in view instead of every click.
+	AccessLog bool
 	// File is the YAML file the configuration was read from, if any.
 	File string
 }
@@ -194,7 +199,23 @@ func LoadHubSettings(fs *pflag.FlagSet) (HubConfig, []Setting, error) {
 	if err != nil {
 		return HubConfig{}, nil, err
 	}
+	c.ListenUDPOnListen()
 	return c, settings, c.Validate()
+}
+
+// ListenUDPOnListen binds the UDP listeners (-flow-port, -sflow-port,
+// -syslog-port) to -listen's address when one is given: an operator who
+// keeps the hub on 127.0.0.1 expects its collectors there too, not on
+// every interface.
+func (c *HubConfig) ListenUDPOnListen() {
+	if c.Server.Listen == "" {
+		return
+	}
+	for _, a := range []*string{&c.Flows.Addr, &c.Flows.SFlowAddr, &c.Syslog.Addr} {
+		if strings.HasPrefix(*a, ":") {
+			*a = net.JoinHostPort(c.Server.Listen, (*a)[1:])
+		}
+	}
 }
 
 // newLoader binds --config and reads the file it names (with read, which

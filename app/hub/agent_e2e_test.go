@@ -31,7 +31,7 @@ var (
 )
 
 // netmonBinary builds the netmon binary once per test run.
-func netmonBinary(t *testing.T) string {
+func netmonBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "netmon-e2e-bin")
@@ -57,13 +57,13 @@ type process struct {
 	logs *logBuffer
 }
 
-func startProc(t *testing.T, dir string, env []string, args ...string) *process {
+func startProc(t testing.TB, dir string, env []string, args ...string) *process {
 	t.Helper()
 	return startCmd(t, dir, env, netmonBinary(t), args...)
 }
 
 // startCmd is startProc for any command line (the binary under prlimit).
-func startCmd(t *testing.T, dir string, env []string, name string, args ...string) *process {
+func startCmd(t testing.TB, dir string, env []string, name string, args ...string) *process {
 	t.Helper()
 	p := &process{cmd: exec.Command(name, args...), logs: &logBuffer{}}
 	p.cmd.Dir = dir
@@ -82,7 +82,7 @@ func startCmd(t *testing.T, dir string, env []string, name string, args ...strin
 }
 
 // stop sends SIGTERM and waits for a clean exit.
-func (p *process) stop(t *testing.T) {
+func (p *process) stop(t testing.TB) {
 	t.Helper()
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
@@ -288,7 +288,7 @@ func spoolSeqs(t *testing.T, path string) []uint64 {
 	return out
 }
 
-func waitHTTP(t *testing.T, url string) {
+func waitHTTP(t testing.TB, url string) {
 	t.Helper()
 	waitFor(t, 30*time.Second, url, func() bool {
 		resp, err := http.Get(url)
@@ -300,7 +300,7 @@ func waitHTTP(t *testing.T, url string) {
 	}, func() string { return "" })
 }
 
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool, detail func() string) {
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool, detail func() string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {

@@ -31,6 +31,7 @@ func (h *Hub) buildCapture() error {
 	h.parts.add("capture", h.capture.Start, noCtx(h.capture.Stop))
 
 	h.conns = proc.NewLister()
+	h.conns.Off = !h.cfg.Capture.HostConns
 	// The origin allow-list needs the bound port.
 	h.cfg.Live.AllowedOrigins = live.Origins(h.cfg.Server.PublicURL, h.cfg.TLS.Enabled, h.cfg.TLS.Hosts, h.port())
 	ticker := live.NewTicker(h.log.With("component", "live"), h.capture, h.conns, h.geo)

@@ -64,14 +64,19 @@ func TestCaptureControlErrors(t *testing.T) {
 	c.call("POST", "/api/record/stop", nil).must(t, 409)
 	c.call("POST", "/api/capture/stop", nil).must(t, 200)
 	var s snapshot
-	c.call("GET", "/api/status", nil).must(t, 200).decode(t, &s)
+	st := c.call("GET", "/api/status", nil).must(t, 200)
+	st.decode(t, &s)
+	// spec 2.1 lists error: present (empty) even when capture has none.
+	if !strings.Contains(st.body, `"error":""`) {
+		t.Errorf("status without its error field: %.200s", st.body)
+	}
 	if s.Running || s.TopPorts == nil || s.History == nil || s.Protocols == nil {
 		t.Errorf("idle snapshot %+v", s)
 	}
 	if r := c.call("GET", "/api/record/files", nil).must(t, 200); r.body != "[]" {
 		t.Errorf("files %s", r.body)
 	}
-	if r := c.call("GET", "/api/record/status", nil).must(t, 200); r.body != `{"recording":false,"file":"","packets":0,"bytes":0}` {
+	if r := c.call("GET", "/api/record/status", nil).must(t, 200); r.body != `{"recording":false,"file":"","packets":0,"bytes":0,"error":""}` {
 		t.Errorf("record status %s", r.body)
 	}
 
@@ -351,6 +356,31 @@ func TestWebSocketFeed(t *testing.T) {
 	}
 }
 
+// TestHostConnsOff: with -host-conns=false the hub reads none of the
+// machine's sockets: GET /api/connections is empty while this process
+// listens, and the alert rules get no agent 0 (issue 28 item 13b: test
+// hubs saw other jobs' connections as alerts).
+func TestHostConnsOff(t *testing.T) {
+	h := startTestHub(t, storetestSQLite(t), nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if r := h.client(t).call("GET", "/api/connections", nil).must(t, 200); r.body != "[]" {
+		t.Errorf("connections with -host-conns=false: %.300s", r.body)
+	}
+	invs, err := (&alertInventories{h: h.Hub}).Inventories(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, inv := range invs {
+		if len(inv.Conns) > 0 && inv.Conns[0].AgentID == 0 {
+			t.Errorf("agent 0 (the hub's own sockets) in the alert inventories: %d connections", len(inv.Conns))
+		}
+	}
+}
+
 func TestConnectionsAndGeo(t *testing.T) {
 	storetestEach := []string{storetestSQLite(t)}
 	for _, dsn := range storetestEach {
@@ -364,7 +394,7 @@ func TestConnectionsAndGeo(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		h := startTestHub(t, dsn, func(c *config.HubConfig) { c.Geo.Dir = geoDir })
+		h := startTestHub(t, dsn, func(c *config.HubConfig) { c.Geo.Dir = geoDir; c.Capture.HostConns = true })
 		c := h.client(t)
 		ln, _ := net.Listen("tcp", "127.0.0.1:0")
 		defer ln.Close()

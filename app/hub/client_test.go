@@ -60,6 +60,10 @@ func startTestHubWith(t *testing.T, dsn string, mutate func(*config.HubConfig), 
 	cfg.Record.Dir = filepath.Join(t.TempDir(), "captures")
 	cfg.Geo.Dir = filepath.Join(t.TempDir(), "geoip")
 	cfg.Geo.Online = false // tests never call out
+	// Test hubs observe only what their test made: the machine's own
+	// sockets (other jobs' connections) would show up as agent 0 in the
+	// alert rules. The one test of the host inventory turns it back on.
+	cfg.Capture.HostConns = false
 	if mutate != nil {
 		mutate(&cfg)
 	}

@@ -14,6 +14,7 @@ import (
 	"netmon/app/config"
 	"netmon/app/procview"
 	"netmon/store"
+	"netmon/store/record"
 	"netmon/store/storetest"
 )
 
@@ -107,6 +108,21 @@ func TestDeepRoutes(t *testing.T) {
 			})
 		}
 
+		// Alert events: one about curl on agent a (related), one about curl
+		// on agent b and one about another process of a (not related).
+		related, err := h.db.InsertAlertEvent(t.Context(), record.AlertEvent{TS: now, Kind: "port", Key: fmt.Sprintf("%d|192.0.2.1:4444", a.AgentID),
+			Message: "curl connected to suspicious port", Severity: 9, State: "firing", Count: 1, AgentID: a.AgentID, LastTS: now, Process: "curl"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range []record.AlertEvent{
+			{TS: now, Kind: "port", Key: fmt.Sprintf("%d|192.0.2.1:4444", b.AgentID), Severity: 9, State: "firing", Count: 1, AgentID: b.AgentID, LastTS: now, Process: "curl"},
+			{TS: now, Kind: "proc", Key: fmt.Sprintf("%d|nc", a.AgentID), Severity: 4, State: "firing", Count: 1, AgentID: a.AgentID, LastTS: now, Process: "nc"},
+		} {
+			if _, err := h.db.InsertAlertEvent(t.Context(), e); err != nil {
+				t.Fatal(err)
+			}
+		}
 		var d procview.Detail
 		admin.call("GET", fmt.Sprintf("/api/v1/agents/%d/processes/curl?minutes=60", a.AgentID), nil).must(t, 200).decode(t, &d)
 		conn := wire.Connection{Proto: "tcp", LocalAddr: "10.0.0.5:40000", RemoteAddr: "192.0.2.1:443", Status: "ESTABLISHED", PID: 10, Process: "curl"}
@@ -123,8 +139,9 @@ func TestDeepRoutes(t *testing.T) {
 				{Kind: "tls", Name: "example.com", Count: 2, Bytes: 1000, FirstSeen: now, LastSeen: now},
 				{Kind: "http", Name: "<img src=x onerror=alert(1)>", Count: 2, Bytes: 14, FirstSeen: now, LastSeen: now},
 			},
-			Buckets:  []procview.Bucket{{TS: now, BytesIn: 300, BytesOut: 20}},
-			Timeline: procview.Timeline{FirstSeen: now, FirstDNS: now, FirstL7: now, Spikes: []procview.Spike{}, Alerts: []procview.RelatedAlert{}},
+			Buckets: []procview.Bucket{{TS: now, BytesIn: 300, BytesOut: 20}},
+			Timeline: procview.Timeline{FirstSeen: now, FirstDNS: now, FirstL7: now, Spikes: []procview.Spike{},
+				Alerts: []procview.RelatedAlert{{ID: related.ID, TS: now, Kind: "port", Severity: 9, State: "firing", Message: "curl connected to suspicious port"}}},
 		}
 		if diff := cmp.Diff(d, want); diff != "" {
 			t.Errorf("process detail (-got, +want):\n%s", diff)

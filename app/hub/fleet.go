@@ -32,10 +32,12 @@ func (h *Hub) buildFleet(ctx context.Context) error {
 			return err
 		}
 		if created {
-			// Logged once, when made, on purpose: it is how the operator of
+			// Shown once, when made, on purpose: it is how the operator of
 			// a fresh hub learns the bootstrap secret. Set -enroll-token or
-			// use ent_ tokens to keep it out of the log.
-			h.log.Warn("no -enroll-token set: generated a static enroll token, kept sealed in the database across restarts (replace it with `netmon admin enroll-token rotate-static`)", "enroll_token", static)
+			// use ent_ tokens to keep it out of the output. The start banner
+			// prints it; the log says only that it was made.
+			h.newEnrollToken = static
+			h.log.Warn("no -enroll-token set: generated a static enroll token, kept sealed in the database across restarts; the start banner shows it once (replace it with `netmon admin enroll-token rotate-static`)")
 		} else {
 			h.log.Info("static enroll token loaded from the database (set -enroll-token, or rotate it with `netmon admin enroll-token rotate-static`)")
 		}

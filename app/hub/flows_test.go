@@ -58,7 +58,7 @@ func pcapTotals(t *testing.T, file string, v4only bool) (packets, octets, frames
 	return
 }
 
-func freeUDPPort(t *testing.T) int {
+func freeUDPPort(t testing.TB) int {
 	t.Helper()
 	c, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {

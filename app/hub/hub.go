@@ -109,6 +109,10 @@ type Hub struct {
 	// provider); tests point it at their own TLS servers.
 	outbound *http.Client
 
+	// newEnrollToken is the static enroll token made at this start (empty
+	// when it was set or loaded): the start banner shows it once.
+	newEnrollToken string
+
 	serveErr chan error
 	stopOnce sync.Once
 	stopErr  error
@@ -231,6 +235,7 @@ func (h *Hub) buildHTTP() error {
 	}
 	acfg := api.DefaultConfig()
 	acfg.Version = version.Version
+	acfg.AccessLog = h.cfg.Server.AccessLog
 	h.api, err = api.New(h.log.With("component", "api"), acfg, api.Deps{
 		DB:             h.db,
 		Metrics:        h.reg,

@@ -215,21 +215,42 @@ func dedupe(s []string) []string {
 	return out
 }
 
+// TestTopLevelEntries: the repository's top level holds only what the user
+// fixed. It looks at tracked files: what running the quick start leaves in
+// a clone (the database, a vault key, an agent's state in an old layout)
+// is not part of the project and must not fail make test.
 func TestTopLevelEntries(t *testing.T) {
 	allowed := map[string]bool{"main.go": true, "app": true, "store": true, "capture": true, "collectors": true,
 		"alerting": true, "agentmode": true, "ui": true, "testdata": true, "go.mod": true, "go.sum": true,
-		"Makefile": true, "README.md": true, "LICENSE": true,
-		// Runtime artifacts of `make run` / `make build`, ignored by git.
-		"bin": true, "netmon.db": true, "netmon.db-wal": true, "netmon.db-shm": true, "vault.key": true,
-		"captures": true, "geoip": true, "tls": true}
-	entries, err := os.ReadDir(filepath.Join("..", ".."))
+		"Makefile": true, "README.md": true, "LICENSE": true}
+	git, err := exec.LookPath("git")
 	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") && !allowed[e.Name()] {
-			t.Errorf("top-level entry %q is not one the user fixed", e.Name())
+		if os.Getenv("CI") == "true" {
+			t.Fatal("git is needed")
 		}
+		t.Skip("git not installed")
+	}
+	// Tracked files plus untracked ones git does not ignore: a new file
+	// about to be committed counts, build output and run state do not.
+	cmd := exec.Command(git, "ls-files", "--cached", "--others", "--exclude-standard")
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, f := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		top, _, _ := strings.Cut(f, "/")
+		if top == "" || strings.HasPrefix(top, ".") || seen[top] {
+			continue
+		}
+		seen[top] = true
+		if !allowed[top] {
+			t.Errorf("top-level entry %q is not one the user fixed", top)
+		}
+	}
+	if !seen["main.go"] || !seen["app"] {
+		t.Errorf("git listed no main.go or app/: %v", seen)
 	}
 }
 

@@ -2,8 +2,12 @@ package hub
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"net/netip"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"netmon/app/version"
@@ -66,4 +70,72 @@ func (h *Hub) logStart(ctx context.Context) {
 func (h *Hub) authRequired(ctx context.Context) bool {
 	on, err := h.auth.Required(ctx)
 	return err != nil || on
+}
+
+// Banner is what the hub command prints once it is serving, for the
+// person who just started it: the address to open, how to sign in, how to
+// enroll an agent and where flows and syslog go. It repeats nothing secret
+// except the static enroll token made at this very start (shown once).
+func (h *Hub) Banner(ctx context.Context) string {
+	url := h.consoleURL()
+	var b strings.Builder
+	fmt.Fprintf(&b, "netmon hub %s is running\n", version.Version)
+	fmt.Fprintf(&b, "  Console   %s\n", url)
+	switch admin, err := h.db.EnabledAdminExists(ctx); {
+	case !h.authRequired(ctx):
+		db := h.db.Redacted()
+		if h.db.Dialect() == store.SQLite {
+			if a, err := filepath.Abs(h.cfg.Store.DSN); err == nil {
+				db = a
+			}
+		}
+		fmt.Fprintf(&b, "  Sign in   authentication is OFF: every request is served as admin; create an admin with\n"+
+			"            netmon admin user create --username admin --role admin --db %s\n", db)
+	case err == nil && admin:
+		b.WriteString("  Sign in   with your user name and password (`netmon admin user list` lists the accounts)\n")
+	default:
+		b.WriteString("  Sign in   with the bootstrap password (-auth-password); then create named users under Settings → Users\n")
+	}
+	token := "<static enroll token>"
+	if h.newEnrollToken != "" {
+		token = h.newEnrollToken
+	}
+	fmt.Fprintf(&b, "  Agents    netmon agent -hub-url %s -hub-token %s\n", url, token)
+	if h.newEnrollToken != "" {
+		b.WriteString("            (this static enroll token was made now and is shown only once; ent_ tokens: Agents → Enroll tokens)\n")
+	} else {
+		b.WriteString("            (the static token was shown at the first start or set by -enroll-token; or make an ent_ token: Agents → Enroll tokens)\n")
+	}
+	if a := h.cfg.Flows.Addr; a != "" {
+		fmt.Fprintf(&b, "  Flows     NetFlow v5/v9, IPFIX and sFlow v5 to UDP %s\n", a)
+	}
+	if a := h.cfg.Flows.SFlowAddr; a != "" {
+		fmt.Fprintf(&b, "  sFlow     UDP %s\n", a)
+	}
+	if a := h.cfg.Syslog.Addr; a != "" {
+		fmt.Fprintf(&b, "  Syslog    RFC 3164/5424 to UDP %s\n", a)
+	}
+	fmt.Fprintf(&b, "  API       %s/api/docs   Metrics %s/metrics   Stop with Ctrl-C\n", url, url)
+	return b.String()
+}
+
+// consoleURL is the address a person opens: -public-url when set, else
+// this machine's name for the bound port (localhost when the hub listens
+// on every interface or on loopback).
+func (h *Hub) consoleURL() string {
+	if u := strings.TrimRight(h.cfg.Server.PublicURL, "/"); u != "" {
+		return u
+	}
+	scheme := "http"
+	if h.pki != nil {
+		scheme = "https"
+	}
+	host, port, err := net.SplitHostPort(h.ln.Addr().String())
+	if err != nil {
+		return scheme + "://" + h.ln.Addr().String()
+	}
+	if ip, err := netip.ParseAddr(host); err != nil || ip.IsUnspecified() || ip.IsLoopback() {
+		host = "localhost"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
 }

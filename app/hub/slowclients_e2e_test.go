@@ -30,7 +30,7 @@ func startLimitedHub(t *testing.T, nofile int, extra ...string) (base string, p 
 
 // startLimitedHubIn is startLimitedHub in dir; the database is netmon.db
 // there.
-func startLimitedHubIn(t *testing.T, dir string, nofile int, extra ...string) (base string, p *process, dbPath string) {
+func startLimitedHubIn(t testing.TB, dir string, nofile int, extra ...string) (base string, p *process, dbPath string) {
 	t.Helper()
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
@@ -45,7 +45,7 @@ func startLimitedHubIn(t *testing.T, dir string, nofile int, extra ...string) (b
 	args := append([]string{fmt.Sprintf("--nofile=%d:%d", nofile, nofile), "--", netmonBinary(t), "hub",
 		"-port", strconv.Itoa(port), "-db", dbPath, "-auth-password", "slow-clients-pw",
 		"-capture=false", "-geoip-dir", filepath.Join(dir, "geoip"), "-record-dir", filepath.Join(dir, "captures"),
-		"-ip-online-lookup=false", "-log-level", "warn"}, extra...)
+		"-ip-online-lookup=false", "-host-conns=false", "-log-level", "warn"}, extra...)
 	if nofile == 0 { // no limit of the test's own
 		p = startProc(t, dir, []string{"NETMON_VAULT_KEY_FILE=" + filepath.Join(dir, "vault.key")}, args[3:]...)
 	} else {

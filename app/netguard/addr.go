@@ -29,11 +29,44 @@ var metadataAddrs = []netip.Addr{
 	netip.MustParseAddr("100.100.100.200"),
 }
 
-// IsGlobal reports whether addr is a globally routed unicast address:
-// the only kind that is looked up, queued or dialled. IPv4-mapped IPv6
-// addresses are judged as their IPv4 address.
-func IsGlobal(addr netip.Addr) bool {
+// Prefixes of IPv6 addresses that carry an IPv4 address a packet reaches
+// in the end: NAT64's well-known prefix (RFC 6052: the last 32 bits, a
+// NAT64 gateway on the path delivers to them), the deprecated
+// IPv4-compatible form (::a.b.c.d) and 6to4 (RFC 3056: bits 16-47).
+var (
+	nat64WellKnown = netip.MustParsePrefix("64:ff9b::/96")
+	v4Compatible   = netip.MustParsePrefix("::/96")
+	sixToFour      = netip.MustParsePrefix("2002::/16")
+)
+
+// embedded returns the IPv4 address an IPv6 address delivers to (mapped,
+// NAT64, IPv4-compatible, 6to4), or addr itself. 64:ff9b::7f00:1 is
+// 127.0.0.1 to whoever has a NAT64 gateway: judging it as IPv6 would let
+// a hostile name reach loopback or a metadata service through it.
+func embedded(addr netip.Addr) netip.Addr {
 	addr = addr.Unmap()
+	if !addr.Is6() {
+		return addr
+	}
+	b := addr.As16()
+	switch {
+	case nat64WellKnown.Contains(addr):
+		return netip.AddrFrom4([4]byte(b[12:16]))
+	case v4Compatible.Contains(addr) && !addr.IsUnspecified() && !addr.IsLoopback():
+		// ::/96 minus :: and ::1, which are IPv6's own.
+		return netip.AddrFrom4([4]byte(b[12:16]))
+	case sixToFour.Contains(addr):
+		return netip.AddrFrom4([4]byte(b[2:6]))
+	}
+	return addr
+}
+
+// IsGlobal reports whether addr is a globally routed unicast address:
+// the only kind that is looked up, queued or dialled. IPv6 addresses that
+// carry an IPv4 address (mapped, NAT64 64:ff9b::/96, IPv4-compatible,
+// 6to4) are judged as that IPv4 address.
+func IsGlobal(addr netip.Addr) bool {
+	addr = embedded(addr)
 	if !addr.IsValid() || addr.Zone() != "" ||
 		addr.IsUnspecified() || addr.IsLoopback() || addr.IsPrivate() ||
 		addr.IsLinkLocalUnicast() || addr.IsMulticast() ||
@@ -50,7 +83,7 @@ func IsGlobal(addr netip.Addr) bool {
 
 // IsMetadata reports whether addr is a cloud instance metadata service.
 func IsMetadata(addr netip.Addr) bool {
-	addr = addr.Unmap()
+	addr = embedded(addr)
 	for _, m := range metadataAddrs {
 		if addr == m {
 			return true

@@ -84,7 +84,7 @@ func (g *Guard) Check(ap netip.AddrPort) error {
 		return nil
 	}
 	for _, p := range g.allow {
-		if p.Contains(addr) {
+		if p.Contains(addr) || p.Contains(embedded(addr)) {
 			return nil
 		}
 	}
@@ -130,7 +130,7 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 // Class names the refused class of a non-global address, for errors
 // and the delivery log.
 func Class(addr netip.Addr) string {
-	addr = addr.Unmap()
+	addr = embedded(addr)
 	switch {
 	case IsMetadata(addr):
 		return "metadata"

@@ -24,6 +24,7 @@ import (
 	"netmon/agentmode/wire"
 	"netmon/app/errs"
 	"netmon/store"
+	"netmon/store/record"
 )
 
 // Store is what the detail reads; *store.DB implements it.
@@ -33,7 +34,11 @@ type Store interface {
 	ProcessDestinations(ctx context.Context, agent int64, process string, from int64) ([]store.ProcessDestination, error)
 	ProcessNames(ctx context.Context, agent int64, process string, from int64) ([]store.ProcessName, error)
 	UnattributedReasons(ctx context.Context, agent int64, from int64) ([]store.UnattributedReason, error)
+	ListAlertEvents(ctx context.Context, f store.AlertFilter) ([]record.AlertEvent, error)
 }
+
+// MaxRelatedAlerts bounds timeline.related_alerts (newest first).
+const MaxRelatedAlerts = 20
 
 // Geo gives the country and ASN of an address (collectors/geo); nil when
 // the hub has no GeoIP source.
@@ -97,9 +102,8 @@ type Timeline struct {
 	FirstL7   int64 `json:"first_l7" jsonschema_description:"first minute with a TLS SNI or HTTP Host of the process (0: none)"`
 	// Spikes are the minutes whose bytes exceed mean + 3 sigma.
 	Spikes []Spike `json:"spikes" jsonschema_description:"minutes whose bytes (in + out) exceed the window's mean + 3 sigma"`
-	// Alerts are the alerts about this process: empty until alerting
-	// lands.
-	Alerts []RelatedAlert `json:"related_alerts" jsonschema_description:"alerts about the process (always empty until alerting lands)"`
+	// Alerts are the alert events about this process on this agent.
+	Alerts []RelatedAlert `json:"related_alerts" jsonschema_description:"alert events about the process on this agent (rules proc and port), newest first, at most 20, whatever the window"`
 }
 
 // Spike is one minute above mean + 3 sigma.
@@ -110,11 +114,14 @@ type Spike struct {
 	Sigma float64 `json:"sigma"`
 }
 
-// RelatedAlert is an alert about the process (none yet).
+// RelatedAlert is an alert event about the process.
 type RelatedAlert struct {
-	ID   int64  `json:"id"`
-	TS   int64  `json:"ts"`
-	Kind string `json:"kind"`
+	ID       int64  `json:"id"`
+	TS       int64  `json:"ts"`
+	Kind     string `json:"kind"`
+	Severity int    `json:"severity"`
+	State    string `json:"state"`
+	Message  string `json:"message"`
 }
 
 // Get returns the detail of process name on agent id over the last
@@ -165,6 +172,13 @@ func Get(ctx context.Context, db Store, geo Geo, site string, id int64, name str
 		}
 	}
 	d.Timeline.Spikes = spikes(d.Buckets)
+	evs, err := db.ListAlertEvents(ctx, store.AlertFilter{AgentID: id, Process: name, Limit: MaxRelatedAlerts})
+	if err != nil {
+		return Detail{}, err
+	}
+	for _, e := range evs {
+		d.Timeline.Alerts = append(d.Timeline.Alerts, RelatedAlert{ID: e.ID, TS: e.TS, Kind: e.Kind, Severity: e.Severity, State: e.State, Message: e.Message})
+	}
 	for _, dst := range dests {
 		out := Destination{ProcessDestination: dst}
 		if ip, err := netip.ParseAddr(dst.RemoteIP); err == nil && geo != nil {

@@ -172,7 +172,7 @@ func TestJSONShapes(t *testing.T) {
 		want string
 	}{
 		{"status", Status{Recording: true, File: "f.pcap", Packets: 2, Bytes: 3},
-			`{"recording":true,"file":"f.pcap","packets":2,"bytes":3}`},
+			`{"recording":true,"file":"f.pcap","packets":2,"bytes":3,"error":""}`},
 		{"status with error", Status{File: "f.pcap", Error: "disk full"},
 			`{"recording":false,"file":"f.pcap","packets":0,"bytes":0,"error":"disk full"}`},
 		{"stop response", Status{File: "f.pcap", Packets: 2, Bytes: 3}.StopResponse(),

@@ -40,7 +40,7 @@ type Status struct {
 	Bytes     int64  `json:"bytes"`   // bytes written to its files, headers included
 	// Error is the write error that ended the last recording (disk full,
 	// ...); cleared by the next Start.
-	Error string `json:"error,omitempty"`
+	Error string `json:"error"`
 }
 
 // StopResponse is the answer of POST /api/record/stop (spec 2.7). Stop

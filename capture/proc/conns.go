@@ -37,6 +37,10 @@ type Lister struct {
 	NameTTL time.Duration
 	// Max bounds the sockets read (0: no bound).
 	Max int
+	// Off makes List return no sockets without reading any: the hub's
+	// own inventory turned off (-host-conns=false), for hubs that must
+	// observe only what their agents send (tests, shared machines).
+	Off bool
 
 	mu     sync.Mutex
 	names  map[int32]cachedName
@@ -57,6 +61,9 @@ func NewLister() *Lister {
 
 // List returns the host's TCP and UDP sockets (IPv4 and IPv6).
 func (l *Lister) List(ctx context.Context) ([]Conn, error) {
+	if l.Off {
+		return []Conn{}, nil
+	}
 	stats, err := gnet.ConnectionsMaxWithoutUidsWithContext(ctx, "inet", l.Max)
 	if err != nil {
 		return nil, fmt.Errorf("list sockets: %w", err)

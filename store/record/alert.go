@@ -35,6 +35,9 @@ type AlertEvent struct {
 	LastTS int64 `json:"last_ts"`
 	// ResolvedTS is when the event was resolved (0: not yet).
 	ResolvedTS int64 `json:"resolved_ts"`
+	// Process is the process the event is about (rules proc and port on
+	// an agent's or the hub's sockets; empty for the other kinds).
+	Process string `json:"process"`
 }
 
 // Alert event states (spec 3).

@@ -80,6 +80,9 @@ export async function startHub(opts: { password?: string; extraArgs?: string[] }
     '-syslog-port', String(syslogPort),
     '-geoip-dir', join(dir, 'geoip'),
     '-ip-online-lookup=false',
+    // Observe only what the test made: the machine's own sockets would be
+    // agent 0 in the alert rules (other jobs' connections as alerts).
+    '-host-conns=false',
     '-vault-key-file', join(dir, 'vault.key'),
     '-log-level', 'warn',
     ...(opts.extraArgs ?? []),
