@@ -191,3 +191,26 @@ func TestResolvePaths(t *testing.T) {
 		t.Errorf("missing data-dir: %v", err)
 	}
 }
+
+// TestUDPListenersFollowListen: -listen binds the UDP collectors too
+// (issue 28 item 9: they bound every interface with --listen 127.0.0.1).
+func TestUDPListenersFollowListen(t *testing.T) {
+	for _, tc := range []struct {
+		desc                 string
+		args                 []string
+		flow, sflow, syslogA string
+	}{
+		{"no -listen: every interface", []string{"--flow-port", "2055", "--syslog-port", "5514"}, ":2055", "", ":5514"},
+		{"loopback", []string{"--listen", "127.0.0.1", "--flow-port", "2055", "--sflow-port", "6343", "--syslog-port", "5514"}, "127.0.0.1:2055", "127.0.0.1:6343", "127.0.0.1:5514"},
+		{"IPv6", []string{"--listen", "::1", "--flow-port", "2055"}, "[::1]:2055", "", ""},
+		{"off stays off", []string{"--listen", "127.0.0.1"}, "", "", ""},
+	} {
+		c, err := load(t, tc.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.desc, err)
+		}
+		if c.Flows.Addr != tc.flow || c.Flows.SFlowAddr != tc.sflow || c.Syslog.Addr != tc.syslogA {
+			t.Errorf("%s: flow %q sflow %q syslog %q, want %q %q %q", tc.desc, c.Flows.Addr, c.Flows.SFlowAddr, c.Syslog.Addr, tc.flow, tc.sflow, tc.syslogA)
+		}
+	}
+}
