@@ -21,6 +21,8 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+
+	"golang.org/x/net/publicsuffix"
 )
 
 // List is a loaded threat list: domains (matched with their parents) and
@@ -45,6 +47,10 @@ type Stats struct {
 	// ad-block rule with a path or wildcard, an exception, a word without
 	// a dot); they are skipped, never fatal.
 	Junk int `json:"junk"`
+	// PublicSuffixes counts entries that are themselves public suffixes
+	// (co.uk, github.io): skipped, since parent matching would mark every
+	// name under them.
+	PublicSuffixes int `json:"public_suffixes"`
 }
 
 // Hit is the entry that decided a match.
@@ -93,6 +99,10 @@ func ParseList(r io.Reader) (*List, error) {
 		name, ok := normalise(name)
 		if !ok {
 			return false
+		}
+		if isPublicSuffix(name) {
+			l.Stats.PublicSuffixes++
+			return true // a well-formed line, refused on purpose: not junk
 		}
 		spans = append(spans, span{uint32(blob.Len()), uint32(len(name)), uint32(line)})
 		blob.WriteString(name)
@@ -217,6 +227,14 @@ func normalise(name string) (string, bool) {
 		name = strings.ToLower(name)
 	}
 	return name, true
+}
+
+// isPublicSuffix reports whether name is itself a public suffix of the
+// public suffix list (ICANN or private section: co.uk, github.io), under
+// which unrelated parties register names.
+func isPublicSuffix(name string) bool {
+	ps, _ := publicsuffix.PublicSuffix(name)
+	return ps == name
 }
 
 // Len is the number of listed domains.

@@ -32,6 +32,23 @@ a..b.example
 
 `
 
+// TestPublicSuffixEntriesRefused: an entry that is a public suffix would
+// mark every name registered under it (issue 28 item 9).
+func TestPublicSuffixEntriesRefused(t *testing.T) {
+	l, err := ParseList(strings.NewReader("co.uk\n0.0.0.0 github.io evil.co.uk\n||com.au^\nuk\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Stats{Lines: 4, Domains: 1, PublicSuffixes: 3, Junk: 1}); l.Stats != want {
+		t.Errorf("stats %+v, want %+v", l.Stats, want)
+	}
+	for name, want := range map[string]bool{"bbc.co.uk": false, "someone.github.io": false, "shop.com.au": false, "x.evil.co.uk": true} {
+		if _, ok := l.Match(name); ok != want {
+			t.Errorf("Match(%q) = %v, want %v", name, ok, want)
+		}
+	}
+}
+
 func TestParseList(t *testing.T) {
 	l, err := ParseList(strings.NewReader(sample))
 	if err != nil {
