@@ -122,15 +122,20 @@ func (db *DB) ExecBulk(ctx context.Context, query string, args ...any) (sql.Resu
 	return db.writer.ExecContext(ctx, query, args...)
 }
 
-// ingestSlice is the longest an ingest transaction keeps the lane even
-// when no priority writer waits (one waiting is let in after the current
-// chunk): it bounds the write-ahead log's growth between commits.
+// ingestSlice is the longest an ingest transaction runs: on SQLite it
+// keeps the lane no longer even when no priority writer waits (one
+// waiting is let in after the current chunk), bounding the write-ahead
+// log's growth between commits; on both databases it bounds what one
+// failure or deadline can undo. A burst of a million syslog records once
+// went to PostgreSQL as one transaction, hit the 30 s write deadline and
+// was dropped whole after the hub had accepted it.
 const ingestSlice = 2 * time.Second
 
 // ingest writes n items as bulk ingest, chunk items at a time: write(tx,
 // from, to) writes items [from, to). Chunks share a transaction until a
-// priority writer waits; then what is written so far commits, the lane is
-// handed over, and the rest follows in a new transaction. It returns how
+// priority writer waits (SQLite) or ingestSlice has passed (both); then
+// what is written so far commits, the lane is handed over, and the rest
+// follows in a new transaction. It returns how
 // many items are committed, also on error, so the caller can retry the
 // rest only: a committed chunk is never written twice.
 func (db *DB) ingest(ctx context.Context, n, chunk int, write func(tx *sql.Tx, from, to int) error) (int, error) {
@@ -149,7 +154,7 @@ func (db *DB) ingest(ctx context.Context, n, chunk int, write func(tx *sql.Tx, f
 					return err
 				}
 				end = to
-				if db.lane != nil && (db.lane.priorityWaiting() || time.Since(began) > ingestSlice) {
+				if time.Since(began) > ingestSlice || (db.lane != nil && db.lane.priorityWaiting()) {
 					return nil
 				}
 			}

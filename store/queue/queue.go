@@ -529,16 +529,17 @@ func (q *Channel) writeMinutes(ms []flowagg.Minute) {
 // gets how many of the n records are committed already and returns how
 // many more it committed, also when it fails: a retry writes only the
 // rest, so a committed record is neither written twice nor counted as
-// dropped.
+// dropped. Each call has its own deadline, and a call that committed
+// something before failing (a deadline reached mid-batch) is progress,
+// not a failed attempt: the rest goes on with a fresh deadline, so a
+// large burst is written in committed slices instead of being dropped
+// whole because the whole of it did not fit one deadline.
 func (q *Channel) write(k, n int, fn func(ctx context.Context, done int) (int, error)) {
 	defer q.pending[k].Add(-int64(n))
 	kind := kindNames[k]
 	done := 0
 	var err error
-	for attempt := 0; attempt <= q.cfg.Retries; attempt++ {
-		if attempt > 0 {
-			time.Sleep(q.cfg.RetryDelay)
-		}
+	for attempt := 0; attempt <= q.cfg.Retries; {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		var m int
 		m, err = fn(ctx, done)
@@ -547,6 +548,13 @@ func (q *Channel) write(k, n int, fn func(ctx context.Context, done int) (int, e
 		if err == nil {
 			q.records.WithLabelValues(kind, "written").Add(float64(n))
 			return
+		}
+		if m > 0 && done < n {
+			continue
+		}
+		attempt++
+		if attempt <= q.cfg.Retries {
+			time.Sleep(q.cfg.RetryDelay)
 		}
 	}
 	if done > 0 {

@@ -258,3 +258,54 @@ func TestRouteFlows(t *testing.T) {
 		t.Errorf("%d records routed, want 90", n)
 	}
 }
+
+// sliceWriter is the real store that commits at most slice syslog records
+// a call and then reports its deadline, like a database that takes longer
+// than one deadline for a burst but commits as it goes.
+type sliceWriter struct {
+	*store.DB
+	slice int
+	calls int
+}
+
+func (w *sliceWriter) WriteSyslog(ctx context.Context, es []record.SyslogEvent) (int, error) {
+	w.calls++
+	if len(es) <= w.slice {
+		return w.DB.WriteSyslog(ctx, es)
+	}
+	n, err := w.DB.WriteSyslog(ctx, es[:w.slice])
+	if err != nil {
+		return n, err
+	}
+	return n, context.DeadlineExceeded
+}
+
+// TestQueueBurstWrittenInSlices (issue 28 item 15a): a burst larger than
+// one write deadline is written in committed slices, each progress giving
+// the rest a fresh deadline; nothing accepted is dropped. Before, the
+// retries counted the progress as failures and dropped the burst's rest.
+func TestQueueBurstWrittenInSlices(t *testing.T) {
+	db := storetest.OpenSQLite(t)
+	cfg := DefaultConfig()
+	cfg.Workers, cfg.RetryDelay = 1, time.Millisecond
+	w := &sliceWriter{DB: db, slice: 1000}
+	q := New(slog.New(slog.DiscardHandler), cfg, w, nil)
+	_ = q.Start()
+	es := make([]record.SyslogEvent, 10_000)
+	for i := range es {
+		es[i] = record.SyslogEvent{TS: 1_700_000_000, Host: "h", Severity: 5, Message: "burst"}
+	}
+	if !q.PutSyslog(es) {
+		t.Fatal("burst refused")
+	}
+	_ = q.Stop()
+	written := testutil.ToFloat64(q.records.WithLabelValues("syslog", "written"))
+	dropped := testutil.ToFloat64(q.dropped.WithLabelValues("syslog", "store_error"))
+	var stored int
+	if err := db.Reader().QueryRow(`SELECT COUNT(*) FROM syslog_events`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if written != 10_000 || dropped != 0 || stored != 10_000 {
+		t.Errorf("written %v, dropped %v, stored %d; want 10000, 0, 10000 (%d calls)", written, dropped, stored, w.calls)
+	}
+}
