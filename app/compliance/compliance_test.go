@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -155,8 +156,18 @@ func TestRestartContinuesChain(t *testing.T) {
 	s2.Tee(nopSink{}).PutFlows([]record.Flow{flow(3)})
 	clk.Set(day0.Add(3 * time.Hour))
 	s2.Flush(context.Background())
-	if _, err := Verify(bytes.NewReader(evidence(t, s2, false)), VerifyOptions{Keys: []ed25519.PublicKey{s2.PublicKey()}}); err != nil {
-		t.Fatalf("verify after restart: %v", err)
+	// Seq 3 went into the chain at the flush, in the still open hour
+	// 01:00: chained, not signed yet, and said so.
+	keys := VerifyOptions{Keys: []ed25519.PublicKey{s2.PublicKey()}}
+	rep, err := Verify(bytes.NewReader(evidence(t, s2, false)), keys)
+	var open *UnsealedError
+	if !errors.As(err, &open) || *open != (UnsealedError{SignedThrough: 2, First: 3, Last: 3}) || rep.Records != 3 || rep.Signed != 2 {
+		t.Fatalf("verify after restart, hour open: %v (%+v)", err, rep)
+	}
+	clk.Set(day0.Add(4 * time.Hour))
+	s2.Flush(context.Background())
+	if rep, err := Verify(bytes.NewReader(evidence(t, s2, false)), keys); err != nil || rep.Signed != 3 {
+		t.Fatalf("verify after restart, hour closed: %v (%+v)", err, rep)
 	}
 }
 
