@@ -58,12 +58,21 @@ func (s *scanner) fail(err error) {
 	}
 }
 
+// eof records a read error inside a value: the end of the input, or the
+// reader's own error (a cap on the decompressed size, a corrupt archive).
+func (s *scanner) eof(err error) {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	s.fail(fmt.Errorf("bundle: %w", err))
+}
+
 // next returns the next byte that is not white space.
 func (s *scanner) next() byte {
 	for {
 		c, err := s.r.ReadByte()
 		if err != nil {
-			s.fail(fmt.Errorf("bundle: %w", io.ErrUnexpectedEOF))
+			s.eof(err)
 			return 0
 		}
 		if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
@@ -86,7 +95,7 @@ func (s *scanner) str() string {
 	for {
 		c, err := s.r.ReadByte()
 		if err != nil {
-			s.fail(fmt.Errorf("bundle: %w", io.ErrUnexpectedEOF))
+			s.eof(err)
 			return ""
 		}
 		if c == '"' {
@@ -101,7 +110,7 @@ func (s *scanner) str() string {
 			s.buf = append(s.buf, c)
 			c, err = s.r.ReadByte()
 			if err != nil {
-				s.fail(fmt.Errorf("bundle: %w", io.ErrUnexpectedEOF))
+				s.eof(err)
 				return ""
 			}
 		}
@@ -177,7 +186,7 @@ func (s *scanner) value(keep bool) []byte {
 			for s.err == nil {
 				b, err := s.r.ReadByte()
 				if err != nil {
-					s.fail(fmt.Errorf("bundle: %w", io.ErrUnexpectedEOF))
+					s.eof(err)
 					return out
 				}
 				add(b)
@@ -206,6 +215,7 @@ func (s *scanner) value(keep bool) []byte {
 		}
 		b, err := s.r.ReadByte()
 		if err != nil {
+			s.eof(err)
 			return out
 		}
 		c = b
@@ -237,6 +247,9 @@ func (s *scanner) end() {
 	for {
 		c, err := s.r.ReadByte()
 		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				s.eof(err)
+			}
 			return
 		}
 		if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
