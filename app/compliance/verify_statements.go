@@ -101,8 +101,8 @@ func (s *statements) add(c BundleCheckpoint, keys map[string]ed25519.PublicKey, 
 // open tail.
 func (v *verifier) coverage() error {
 	last := v.nextSeq - 1 // seq of the bundle's last record, when v.started
-	var bound uint64       // the last seq a statement binds (0: none)
-	var latestDay string   // the latest day any statement signs
+	var bound uint64      // the last seq a statement binds (0: none)
+	var latestDay string  // the latest day any statement signs
 	sealed := map[string]bool{}
 	for i, st := range v.st.list {
 		name := v.st.names[i]
