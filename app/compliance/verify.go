@@ -257,6 +257,10 @@ func (v *verifier) record(l *BundleLog) error {
 	}
 	h := Next(v.prev, v.enc)
 	var want [32]byte
+	// hex.Decode writes past want for a longer value: check the length first.
+	if len(l.H) != 64 {
+		return fmt.Errorf("record seq %d: chain value is not 32 hex bytes", l.Seq)
+	}
 	if n, err := hex.Decode(want[:], []byte(l.H)); err != nil || n != 32 || want != h {
 		return fmt.Errorf("record seq %d: content does not match the chain (record edited, or the chain broken before it)", l.Seq)
 	}
