@@ -181,6 +181,7 @@ func TestComplianceVerifyForgeries(t *testing.T) {
 	zipOf(t, filepath.Join(dir, "dup2.zip"), [2]string{"evidence.json", string(genuine)}, [2]string{"copy/evidence.json", string(stripped.bytes(t))})
 	tarGzOf(t, filepath.Join(dir, "dup.tar.gz"), [2]string{"evidence.json", string(genuine)}, [2]string{"README.txt", "x"}, [2]string{"evidence.json", string(stripped.bytes(t))})
 	const noSig = "not covered by any checkpoint signed with a given key (a bundle forged, or its checkpoints removed)\n"
+	tarGzOf(t, filepath.Join(dir, "genuine.tar.gz"), [2]string{"evidence.json", string(genuine)})
 	cases := []struct {
 		name, file string
 		code       int
@@ -202,12 +203,17 @@ func TestComplianceVerifyForgeries(t *testing.T) {
 			"FAILED: " + filepath.Join(dir, "dup2.zip") + `: the archive holds "copy/evidence.json" twice (unzip or tar would show the last copy, not the one verified): refused` + "\n"},
 		{"tar.gz with evidence.json twice", filepath.Join(dir, "dup.tar.gz"), 1,
 			"FAILED: " + filepath.Join(dir, "dup.tar.gz") + `: the archive holds "evidence.json" twice (unzip or tar would show the last copy, not the one verified): refused` + "\n"},
+		{"zip past --max-size", filepath.Join(dir, "genuine.zip"), 1,
+			"FAILED: " + filepath.Join(dir, "genuine.zip") + ": evidence.json decompresses to more than 1000 bytes (an archive bomb, or a bundle larger than --max-size)\n"},
+		{"tar.gz past --max-size", filepath.Join(dir, "genuine.tar.gz"), 1,
+			"FAILED: bundle: evidence.json decompresses to more than 3000 bytes (an archive bomb, or a bundle larger than --max-size)\n"},
 		{"bad first record", write("first.json", []byte(`{"format":"netmon-compliance-evidence/1","logs":[{"seq":"1"}]}`)), 1,
 			"FAILED: the bundle's first record: unreadable: bundle: malformed JSON: number \"\"\n"},
 	}
+	args := map[string][]string{"zip past --max-size": {"--max-size", "1000"}, "tar.gz past --max-size": {"--max-size", "3000"}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errOut, _ := netmonChild(t, "compliance", "verify", tc.file, "--pub", pub, "--quiet")
+			code, out, errOut, _ := netmonChild(t, append([]string{"compliance", "verify", tc.file, "--pub", pub, "--quiet"}, args[tc.name]...)...)
 			if code != tc.code || out != tc.out {
 				t.Fatalf("exit %d, want %d\nstdout %q\nwant   %q\nstderr %q", code, tc.code, out, tc.out, errOut)
 			}

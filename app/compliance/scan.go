@@ -278,9 +278,30 @@ func (s *scanner) empty(end byte) bool {
 	}
 }
 
-// logKeys are the keys of a record; a key given twice is refused (a
-// reader keeping the first and one keeping the last would disagree).
-var logKeys = map[string]uint{"seq": 1, "at": 2, "ts": 4, "kind": 8, "salt": 16, "h": 32, "f": 64, "masked": 128}
+// logKeyBit numbers the keys of a record, so that a key given twice is
+// refused (a reader keeping the first and one keeping the last would
+// disagree). A switch, not a map: it runs for every key of every record.
+func logKeyBit(key string) uint {
+	switch key {
+	case "seq":
+		return 1
+	case "at":
+		return 2
+	case "ts":
+		return 4
+	case "kind":
+		return 8
+	case "salt":
+		return 16
+	case "h":
+		return 32
+	case "f":
+		return 64
+	case "masked":
+		return 128
+	}
+	return 0
+}
 
 // log reads one record object into l (reusing its slices).
 func (s *scanner) log(l *BundleLog) {
@@ -294,7 +315,7 @@ func (s *scanner) log(l *BundleLog) {
 	for s.err == nil {
 		key := s.quoted()
 		s.expect(':')
-		if bit := logKeys[key]; bit != 0 {
+		if bit := logKeyBit(key); bit != 0 {
 			if seen&bit != 0 {
 				s.fail(fmt.Errorf("%w: key %q twice in a record", errSyntax, key))
 				return
