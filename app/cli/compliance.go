@@ -1,21 +1,26 @@
 package cli
 
 import (
-	"archive/tar"
-	"archive/zip"
-	"compress/gzip"
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"netmon/app/compliance"
 )
+
+// Exit codes of `netmon compliance verify`, beside the CLI's 0, 1 and 2.
+const (
+	// exitUnsealed: every record up to a seq verifies under a signed
+	// checkpoint, the records after it are chained but signed by nothing.
+	exitUnsealed = 3
+)
+
+// defaultMaxSize caps what an archive's evidence.json may decompress to:
+// about a hundred million records, ten of the busiest days measured.
+const defaultMaxSize = 32 << 30
 
 // newComplianceCmd is `netmon compliance verify`: the auditor's offline
 // check of an evidence bundle (issue 21). It needs nothing but the bundle
@@ -25,18 +30,35 @@ func newComplianceCmd() *cobra.Command {
 	var pubs []string
 	var tsaCA string
 	var quiet bool
+	var maxSize int64
 	verify := &cobra.Command{
 		Use:   "verify BUNDLE",
 		Short: "Verify an evidence bundle offline (.json, .zip or .tar.gz)",
 		Long: `Recomputes every record's hash chain value, every hour's RFC 6962 Merkle root
 (which proves each record's inclusion), the chain of checkpoints, every ed25519
 signature (--pub, repeatable: give the rotated-out keys too) and every RFC 3161
-timestamp token (its certificate chain to --tsa-ca). Exit code 0 only when all
-of it holds; otherwise the first bad record, hour or day is named.`,
+timestamp token (its certificate chain to --tsa-ca). Only signed statements
+decide: no unsigned field of the bundle is trusted.
+
+Exit codes:
+  0  every record is covered by a checkpoint signed with a given key, and all
+     of it holds ("OK: ...")
+  1  the bundle does not verify, or cannot be read: a record, hour or day is
+     named ("FAILED: ..."); also when no record is covered by a signed
+     checkpoint (a bundle nobody signed proves nothing), when an archive holds
+     a name twice, and when a value or the archive exceeds its cap
+  2  usage error (no --pub, unknown flag)
+  3  the records up to a seq verify under signed checkpoints, the records
+     after it are chained but signed by nothing ("UNSEALED: ..."): the hub's
+     open hour, or records added after its last signature; rely only on
+     the signed part, or download again once the hour is checkpointed`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(pubs) == 0 {
 				return usageError{errors.New("--pub is required (the compliance.key.pub you were given)")}
+			}
+			if maxSize <= 0 {
+				return usageError{errors.New("--max-size must be positive")}
 			}
 			var opts compliance.VerifyOptions
 			for _, p := range pubs {
@@ -64,22 +86,35 @@ of it holds; otherwise the first bad record, hour or day is named.`,
 			if !quiet {
 				opts.Progress = func(n uint64) { fmt.Fprintf(errw, "\rverified %d records…", n) }
 			}
-			r, closeFn, err := openBundle(args[0])
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			rep, err := compliance.Verify(r, opts)
-			if opts.Progress != nil && rep.Records >= 1<<20 {
-				fmt.Fprintln(errw)
-			}
 			out := cmd.OutOrStdout()
-			if err != nil {
+			failed := func(err error) error {
 				fmt.Fprintf(out, "FAILED: %v\n", err)
 				return errors.New("evidence bundle does not verify")
 			}
+			b, err := openBundle(args[0], maxSize)
+			if err != nil {
+				return failed(err)
+			}
+			defer b.close()
+			rep, err := compliance.Verify(b.r, opts)
+			if opts.Progress != nil && rep.Records >= 1<<20 {
+				fmt.Fprintln(errw)
+			}
+			var open *compliance.UnsealedError
+			if err != nil && !errors.As(err, &open) {
+				return failed(err)
+			}
+			if ferr := b.finish(); ferr != nil {
+				return failed(ferr)
+			}
 			for _, w := range rep.Warnings {
 				fmt.Fprintln(out, "note:", w)
+			}
+			if open != nil {
+				fmt.Fprintf(out, "UNSEALED: %v\n", open)
+				fmt.Fprintf(out, "signed: %d of %d records (seq %d to %d), %d hourly checkpoints, %d daily seals (%d timestamped) verified with %d key(s)\n",
+					rep.Signed, rep.Records, rep.SignedThrough-rep.Signed+1, rep.SignedThrough, rep.Hourly, rep.Daily, rep.Stamped, len(opts.Keys))
+				return exitError{exitUnsealed, fmt.Errorf("evidence bundle verifies only up to seq %d: its last %d records are signed by nothing", open.SignedThrough, open.Last-open.First+1)}
 			}
 			fmt.Fprintf(out, "OK: %d records, %d hourly checkpoints, %d daily seals (%d timestamped) verified with %d key(s)\n",
 				rep.Records, rep.Hourly, rep.Daily, rep.Stamped, len(opts.Keys))
@@ -89,57 +124,7 @@ of it holds; otherwise the first bad record, hour or day is named.`,
 	verify.Flags().StringArrayVar(&pubs, "pub", nil, "ed25519 public key PEM (repeatable)")
 	verify.Flags().StringVar(&tsaCA, "tsa-ca", "", "PEM CA certificate(s) the timestamp authority must chain to")
 	verify.Flags().BoolVar(&quiet, "quiet", false, "no progress output")
+	verify.Flags().Int64Var(&maxSize, "max-size", defaultMaxSize, "bytes an archive's evidence.json may decompress to (refused beyond: an archive bomb)")
 	cmd.AddCommand(verify)
 	return cmd
-}
-
-// openBundle opens a bundle file: JSON as is, or evidence.json inside a
-// .zip or .tar.gz download.
-func openBundle(name string) (io.Reader, func(), error) {
-	switch {
-	case strings.HasSuffix(name, ".zip"):
-		z, err := zip.OpenReader(name)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, f := range z.File {
-			if path.Base(f.Name) == "evidence.json" {
-				r, err := f.Open()
-				if err != nil {
-					z.Close()
-					return nil, nil, err
-				}
-				return r, func() { r.Close(); z.Close() }, nil
-			}
-		}
-		z.Close()
-		return nil, nil, fmt.Errorf("%s: no evidence.json inside", name)
-	case strings.HasSuffix(name, ".tar.gz"), strings.HasSuffix(name, ".tgz"):
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, nil, err
-		}
-		gz, err := gzip.NewReader(f)
-		if err != nil {
-			f.Close()
-			return nil, nil, err
-		}
-		tr := tar.NewReader(gz)
-		for {
-			h, err := tr.Next()
-			if err != nil {
-				f.Close()
-				return nil, nil, fmt.Errorf("%s: no evidence.json inside", name)
-			}
-			if path.Base(h.Name) == "evidence.json" {
-				return tr, func() { f.Close() }, nil
-			}
-		}
-	default:
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, nil, err
-		}
-		return f, func() { f.Close() }, nil
-	}
 }

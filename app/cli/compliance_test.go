@@ -22,18 +22,18 @@ func (nopSink) PutFlows([]record.Flow) bool          { return true }
 func (nopSink) PutSyslog([]record.SyslogEvent) bool  { return true }
 func (nopSink) PutTelemetry([]record.Telemetry) bool { return true }
 
-// TestComplianceVerifyCmd runs `netmon compliance verify` on a .zip and a
-// .tar.gz download, then on a tampered bundle: exit 0 and OK, then exit 1
-// naming the first bad record.
-func TestComplianceVerifyCmd(t *testing.T) {
-	dir := t.TempDir()
+// evidenceService runs a compliance log on a fake clock over five hours
+// of 2026-11-23 (one flow an hour, every hour checkpointed, the day
+// sealed): the bundles it writes are genuine, every record signed.
+func evidenceService(t *testing.T, dir string) (s *compliance.Service, pub string, from, to time.Time) {
+	t.Helper()
 	var now atomic.Int64
 	t0 := time.Date(2026, 11, 23, 20, 30, 0, 0, time.UTC)
 	now.Store(t0.Unix())
 	cfg := compliance.DefaultConfig()
 	cfg.Enabled, cfg.KeyFile, cfg.Tick = true, filepath.Join(dir, "compliance.key"), time.Hour
 	cfg.Now = func() time.Time { return time.Unix(now.Load(), 0) }
-	s := compliance.New(storetest.Logger(t), cfg, compliance.Deps{DB: storetest.OpenSQLite(t)})
+	s = compliance.New(storetest.Logger(t), cfg, compliance.Deps{DB: storetest.OpenSQLite(t)})
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -47,11 +47,18 @@ func TestComplianceVerifyCmd(t *testing.T) {
 	}
 	now.Store(t0.Add(5 * time.Hour).Unix())
 	s.Flush(context.Background())
-	from, to := t0.Truncate(24*time.Hour), t0.Add(24*time.Hour).Truncate(24*time.Hour)
-	pub := cfg.KeyFile + ".pub"
 	if st, err := os.Stat(cfg.KeyFile); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("key file: %v %v", st, err)
 	}
+	return s, cfg.KeyFile + ".pub", t0.Truncate(24 * time.Hour), t0.Add(24 * time.Hour).Truncate(24 * time.Hour)
+}
+
+// TestComplianceVerifyCmd runs `netmon compliance verify` on a .zip and a
+// .tar.gz download, then on a tampered bundle: exit 0 and OK, then exit 1
+// naming the first bad record.
+func TestComplianceVerifyCmd(t *testing.T) {
+	dir := t.TempDir()
+	s, pub, from, to := evidenceService(t, dir)
 	for _, format := range []string{compliance.ArchiveZip, compliance.ArchiveTarGz} {
 		var b bytes.Buffer
 		if err := s.WriteArchive(context.Background(), &b, format, from, to, true); err != nil {

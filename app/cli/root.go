@@ -31,7 +31,8 @@ func Execute() int {
 }
 
 // Run executes args (without the program name) and returns the exit code:
-// 0 on success, 2 for usage errors, 1 for failures.
+// 0 on success, 2 for usage errors, 1 for failures, or a command's own
+// code (exitError: `compliance verify` exits 3 on an unsealed tail).
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := NewRoot(stdout, stderr)
 	root.SetIn(stdin)
@@ -45,6 +46,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if errors.As(err, &ue) {
 		return 2
 	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
 	return 1
 }
 
@@ -52,6 +57,15 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
+
+// exitError is a failure with its own exit code, for a command whose
+// outcome has more than two answers.
+type exitError struct {
+	code int
+	error
+}
+
+func (e exitError) Unwrap() error { return e.error }
 
 // NewRoot builds the command tree.
 func NewRoot(stdout, stderr io.Writer) *cobra.Command {

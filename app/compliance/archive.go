@@ -37,9 +37,14 @@ Verify offline:
     netmon compliance verify evidence.zip --pub compliance.key.pub --tsa-ca tsa-ca.pem
 
 Exit code 0 means: every record hashes to its chain value, every hour's
-Merkle root and every day's seal match the records, every signature holds
-and every timestamp covers its seal. On failure the first bad record,
-hour or day is named. A masked bundle (masked: true) shows pseudonyms for
+Merkle root and every day's seal match the records, every signature holds,
+every timestamp covers its seal, and every record is covered by a
+checkpoint signed with the key you gave. Exit code 3 means: the records
+up to the seq it names verify so, but the last ones are signed by nothing
+yet (the hub's open hour, or records added after its last signature):
+rely on the signed part only, or download again once the hour has ended.
+Exit code 1 means the bundle does not verify (the first bad record, hour
+or day is named), or nothing in it is signed. A masked bundle (masked: true) shows pseudonyms for
 addresses, MACs and user names and carries the commitments of the real
 values, so it verifies the same way.
 

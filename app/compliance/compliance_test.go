@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -40,7 +41,7 @@ func (nopSink) PutDeep([]record.Deep) bool           { return true }
 var day0 = time.Date(2026, 11, 23, 22, 10, 0, 0, time.UTC)
 
 // newTestService starts a service on db with a key in dir.
-func newTestService(t *testing.T, db *store.DB, clk *clock, keyFile string, mod func(*Config)) *Service {
+func newTestService(t testing.TB, db *store.DB, clk *clock, keyFile string, mod func(*Config)) *Service {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Enabled, cfg.KeyFile, cfg.Now, cfg.Tick = true, keyFile, clk.Now, time.Hour
@@ -64,7 +65,7 @@ func flow(i int) record.Flow {
 // fill writes n flows and a syslog line per hour over hours hours,
 // starting at day0, and leaves the clock after the last hour's end (so
 // every hour, and the two days crossed, are sealed).
-func fill(t *testing.T, s *Service, clk *clock, hours, n int) {
+func fill(t testing.TB, s *Service, clk *clock, hours, n int) {
 	t.Helper()
 	sink := s.Tee(nopSink{})
 	for h := range hours {
@@ -82,7 +83,7 @@ func fill(t *testing.T, s *Service, clk *clock, hours, n int) {
 	s.Flush(context.Background())
 }
 
-func evidence(t *testing.T, s *Service, mask bool) []byte {
+func evidence(t testing.TB, s *Service, mask bool) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := s.Evidence(context.Background(), &b, day0.Truncate(24*time.Hour), day0.Add(48*time.Hour).Truncate(24*time.Hour), mask); err != nil {
@@ -155,8 +156,18 @@ func TestRestartContinuesChain(t *testing.T) {
 	s2.Tee(nopSink{}).PutFlows([]record.Flow{flow(3)})
 	clk.Set(day0.Add(3 * time.Hour))
 	s2.Flush(context.Background())
-	if _, err := Verify(bytes.NewReader(evidence(t, s2, false)), VerifyOptions{Keys: []ed25519.PublicKey{s2.PublicKey()}}); err != nil {
-		t.Fatalf("verify after restart: %v", err)
+	// Seq 3 went into the chain at the flush, in the still open hour
+	// 01:00: chained, not signed yet, and said so.
+	keys := VerifyOptions{Keys: []ed25519.PublicKey{s2.PublicKey()}}
+	rep, err := Verify(bytes.NewReader(evidence(t, s2, false)), keys)
+	var open *UnsealedError
+	if !errors.As(err, &open) || *open != (UnsealedError{SignedThrough: 2, First: 3, Last: 3}) || rep.Records != 3 || rep.Signed != 2 {
+		t.Fatalf("verify after restart, hour open: %v (%+v)", err, rep)
+	}
+	clk.Set(day0.Add(4 * time.Hour))
+	s2.Flush(context.Background())
+	if rep, err := Verify(bytes.NewReader(evidence(t, s2, false)), keys); err != nil || rep.Signed != 3 {
+		t.Fatalf("verify after restart, hour closed: %v (%+v)", err, rep)
 	}
 }
 

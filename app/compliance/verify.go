@@ -1,30 +1,52 @@
 package compliance
 
 import (
-	"bytes"
 	"crypto/ed25519"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
-	"time"
 
 	"github.com/transparency-dev/merkle/compact"
 	"github.com/transparency-dev/merkle/rfc6962"
 )
 
-// Report is what Verify found when everything holds.
+// Report is what Verify found.
 type Report struct {
-	Records     uint64
-	Hourly      int
-	Daily       int
-	Stamped     int
-	Warnings    []string
-	GeneratedAt string
+	// Records is how many records the bundle holds, all chained.
+	Records uint64
+	// Signed is how many of them a verified checkpoint covers; they run
+	// from the bundle's first record to seq SignedThrough.
+	Signed        uint64
+	SignedThrough uint64
+	Hourly        int
+	Daily         int
+	Stamped       int
+	Warnings      []string
+}
+
+// ErrNothingSigned is wrapped by Verify's error when no record of the
+// bundle (or, in a bundle without records, nothing at all) is covered by
+// a checkpoint signed with a given key: such a bundle proves nothing,
+// whoever made it.
+var ErrNothingSigned = errors.New("not covered by any checkpoint signed with a given key")
+
+// UnsealedError is Verify's error when the bundle verifies up to seq
+// SignedThrough but its last records (the open tail) are covered by no
+// signed checkpoint: the hub's open hour, or records added after the last
+// signature — nothing tells them apart, so they prove nothing.
+type UnsealedError struct {
+	SignedThrough uint64 // seq of the last signed record
+	First, Last   uint64 // the unsigned records, seq First..Last
+}
+
+func (e *UnsealedError) Error() string {
+	return fmt.Sprintf("records seq %d to %d (%d) are chained but covered by no signed checkpoint: the hub's open hour, or records added after its last signature (seq %d); they prove nothing",
+		e.First, e.Last, e.Last-e.First+1, e.SignedThrough)
 }
 
 // VerifyOptions are the verifier's trust anchors.
@@ -37,6 +59,10 @@ type VerifyOptions struct {
 	// Progress is called every 1<<20 records with the count so far.
 	Progress func(records uint64)
 }
+
+// maxDays caps the distinct days of one bundle, which is what the
+// verifier's memory grows with (a few KiB each): ten years.
+const maxDays = 3660
 
 type snap struct {
 	root  []byte
@@ -52,12 +78,31 @@ type vday struct {
 	last  uint64
 }
 
-func (d *vday) snapshot(chain [32]byte, last uint64) {
+// verifier is the state of one Verify: the records' trees per day, the
+// chain values at every hour boundary, and the checkpoints read so far.
+type verifier struct {
+	opts    VerifyOptions
+	keys    map[string]ed25519.PublicKey
+	rep     Report
+	prev    [32]byte
+	started bool
+	nextSeq uint64
+	first   uint64 // seq of the bundle's first record
+	days    map[string]*vday
+	heads   map[uint64][32]byte // chain value after seq, at every hour boundary
+	cur     *vday
+	curHour int64
+	enc     []byte
+	st      statements
+}
+
+func (v *verifier) snapshot(d *vday, chain [32]byte, last uint64) {
 	root := rfc6962.DefaultHasher.EmptyRoot()
 	if d.tree.End() > 0 {
 		root, _ = d.tree.GetRootHash(nil)
 	}
 	d.sizes[d.tree.End()] = snap{root: root, chain: chain, last: last}
+	v.heads[last] = chain
 }
 
 // Verify reads a bundle as Evidence writes it and checks, fully offline:
@@ -65,73 +110,46 @@ func (d *vday) snapshot(chain [32]byte, last uint64) {
 // Merkle root at every checkpoint (which proves each record's inclusion),
 // the statement chain, every signature, and every timestamp token. The
 // error names the first bad record, hour or day.
+//
+// Only signed statements decide: a record counts as evidence when a
+// checkpoint signed with one of opts.Keys binds it (its day's Merkle root,
+// or the chain value of a later record). A bundle where nothing is bound
+// fails (ErrNothingSigned); one whose last records are not bound returns
+// the Report with an *UnsealedError. No unsigned field of the bundle
+// (generated_at, from, to, masked, verification, tsa_status) is read.
 func Verify(r io.Reader, opts VerifyOptions) (Report, error) {
-	var rep Report
-	keys := map[string]ed25519.PublicKey{}
+	v := &verifier{opts: opts, keys: map[string]ed25519.PublicKey{}, days: map[string]*vday{},
+		heads: map[uint64][32]byte{}, curHour: math.MinInt64}
 	for _, k := range opts.Keys {
-		keys[KeyID(k)] = k
+		v.keys[KeyID(k)] = k
 	}
-	sc := newScanner(r)
+	err := v.read(newScanner(r))
+	if err == nil {
+		err = v.coverage()
+	}
+	return v.rep, err
+}
+
+// read parses the bundle, checking records and statements as they come.
+func (v *verifier) read(sc *scanner) error {
 	var (
-		prev    [32]byte
-		started bool
-		nextSeq uint64
-		days    = map[string]*vday{}
-		cur     *vday
-		curHour int64 = -1
-		cps     []BundleCheckpoint
-		enc     []byte
-		format  string
-		l       BundleLog
+		l      BundleLog
+		format string
+		seen   = map[string]bool{}
 	)
-	// record checks one entry against the chain and adds it to its day's
-	// tree, snapshotting the tree at every hour boundary.
-	record := func(l *BundleLog) error {
-		if started && l.Seq != nextSeq {
-			return fmt.Errorf("record seq %d: out of order or missing — seq %d expected after %d (record deleted, inserted or reordered)", l.Seq, nextSeq, nextSeq-1)
-		}
-		started, nextSeq = true, l.Seq+1
-		rec, commits, err := l.record()
-		if err != nil {
-			return fmt.Errorf("record seq %d: %w", l.Seq, err)
-		}
-		if enc, err = Encode(enc[:0], &rec, commits); err != nil {
-			return fmt.Errorf("record seq %d: %w", l.Seq, err)
-		}
-		h := Next(prev, enc)
-		var want [32]byte
-		if n, err := hex.Decode(want[:], []byte(l.H)); err != nil || n != 32 || want != h {
-			return fmt.Errorf("record seq %d: content does not match the chain (record edited, or the chain broken before it)", l.Seq)
-		}
-		hour := l.At - l.At%3600
-		if hour != curHour {
-			if hour < curHour {
-				return fmt.Errorf("record seq %d: appended before the previous record's hour", l.Seq)
-			}
-			if cur != nil {
-				cur.snapshot(prev, l.Seq-1)
-			}
-			day := dayOf(l.At)
-			if days[day] == nil {
-				// Size 0: the day's checkpoints before its first record.
-				days[day] = &vday{tree: rangeFactory.NewEmptyRange(0), first: l.Seq, start: prev,
-					sizes: map[uint64]snap{0: {root: rfc6962.DefaultHasher.EmptyRoot(), chain: prev, last: l.Seq - 1}}}
-			}
-			cur, curHour = days[day], hour
-		}
-		_ = cur.tree.Append(rfc6962.DefaultHasher.HashLeaf(h[:]), nil)
-		cur.last = l.Seq
-		prev = h
-		rep.Records++
-		if opts.Progress != nil && rep.Records%(1<<20) == 0 {
-			opts.Progress(rep.Records)
-		}
-		return nil
-	}
 	sc.expect('{')
 	for sc.err == nil && !sc.empty('}') {
 		key := sc.quoted()
 		sc.expect(':')
+		switch key {
+		case "logs", "checkpoints", "format", "chain_start":
+			// A key given twice would let this verifier and another
+			// reader of the file (jq keeps the last) see different data.
+			if seen[key] {
+				return fmt.Errorf("bundle: %q given twice", key)
+			}
+			seen[key] = true
+		}
 		switch key {
 		case "logs":
 			sc.expect('[')
@@ -139,133 +157,139 @@ func Verify(r io.Reader, opts VerifyOptions) (Report, error) {
 				for sc.err == nil {
 					sc.log(&l)
 					if sc.err != nil {
-						return rep, fmt.Errorf("record after seq %d: unreadable: %w", nextSeq-1, sc.err)
+						if !v.started {
+							return fmt.Errorf("the bundle's first record: unreadable: %w", sc.err)
+						}
+						return fmt.Errorf("record after seq %d: unreadable: %w", v.nextSeq-1, sc.err)
 					}
-					if err := record(&l); err != nil {
-						return rep, err
+					if err := v.record(&l); err != nil {
+						return err
 					}
 					if !sc.more(']') {
 						break
 					}
 				}
 			}
-			if cur != nil {
-				cur.snapshot(prev, nextSeq-1)
+			if v.cur != nil {
+				v.snapshot(v.cur, v.prev, v.nextSeq-1)
 			}
-		case "checkpoints", "format", "generated_at", "chain_start":
-			var dst any = &cps
-			var str string
-			if key != "checkpoints" {
-				dst = &str
-			}
-			if err := json.Unmarshal(sc.raw(), dst); err != nil {
-				return rep, fmt.Errorf("bundle: %s: %w", key, err)
-			}
-			switch key {
-			case "format":
-				format = str
-			case "generated_at":
-				rep.GeneratedAt = str
-			case "chain_start":
-				b, err := hex.DecodeString(str)
-				if err != nil || len(b) != 32 {
-					return rep, fmt.Errorf("bundle: chain_start is not a 32-byte hex value")
+		case "checkpoints":
+			sc.expect('[')
+			if !sc.empty(']') {
+				for sc.err == nil {
+					raw := sc.raw()
+					if sc.err != nil {
+						break
+					}
+					var c BundleCheckpoint
+					if err := json.Unmarshal(raw, &c); err != nil {
+						return fmt.Errorf("bundle: checkpoint %d: %s", len(v.st.list)+1, clip(err.Error()))
+					}
+					if err := v.st.add(c, v.keys, v.opts.TSARoots, &v.rep); err != nil {
+						return err
+					}
+					if !sc.more(']') {
+						break
+					}
 				}
-				copy(prev[:], b)
 			}
+		case "format", "chain_start":
+			raw := sc.raw()
+			var str string
+			if sc.err == nil {
+				if err := json.Unmarshal(raw, &str); err != nil {
+					return fmt.Errorf("bundle: %s: %s", key, clip(err.Error()))
+				}
+			}
+			if key == "format" {
+				format = str
+				break
+			}
+			// Unsigned, but harmless: a wrong start breaks the first
+			// record's chain value, and the signed statements name the
+			// chain value before each day.
+			if v.started {
+				return errors.New("bundle: chain_start after the records")
+			}
+			b, err := hex.DecodeString(str)
+			if err != nil || len(b) != 32 {
+				return errors.New("bundle: chain_start is not a 32-byte hex value")
+			}
+			copy(v.prev[:], b)
 		default:
-			sc.raw()
+			sc.skip()
 		}
 		if !sc.more('}') {
 			break
 		}
 	}
+	if sc.err == nil {
+		sc.end()
+	}
 	if sc.err != nil {
-		return rep, sc.err
+		return sc.err
 	}
 	if format != BundleFormat {
-		return rep, fmt.Errorf("bundle: format %q, want %q", format, BundleFormat)
+		return fmt.Errorf("bundle: format %q, want %q", clip(format), BundleFormat)
 	}
-	return rep, verifyStatements(&rep, cps, days, opts, keys)
+	return nil
 }
 
-func verifyStatements(rep *Report, cps []BundleCheckpoint, days map[string]*vday, opts VerifyOptions, keys map[string]ed25519.PublicKey) error {
-	var prevHash [32]byte
-	var lastCovered uint64
-	sealed := map[string]bool{}
-	for i, c := range cps {
-		st, err := ParseStatement(c.Body)
-		name := fmt.Sprintf("checkpoint %d", i+1)
-		if err == nil {
-			if st.Kind == "daily" {
-				name = "day " + st.Day
-			} else {
-				name = "hour " + time.Unix(st.Period, 0).UTC().Format("2006-01-02T15:04Z")
-			}
-		}
-		if err != nil || st.Kind != c.Kind {
-			return fmt.Errorf("%s: malformed statement: %v", name, err)
-		}
-		pub, ok := keys[st.Key]
-		if !ok {
-			return fmt.Errorf("%s: signed by key %s, which is not among the given public keys", name, st.Key)
-		}
-		sig, err := base64.StdEncoding.DecodeString(c.Sig)
-		if err != nil || !ed25519.Verify(pub, []byte(c.Body), sig) {
-			return fmt.Errorf("%s: signature invalid (statement replaced or altered)", name)
-		}
-		if i > 0 && st.Prev != prevHash {
-			return fmt.Errorf("%s: does not chain to the previous checkpoint (a checkpoint replaced, removed or reordered)", name)
-		}
-		prevHash = sha256.Sum256([]byte(c.Body))
-		d := days[st.Day]
-		switch {
-		case d == nil && st.Size > 0:
-			return fmt.Errorf("%s: covers %d records of %s, the bundle holds none (records deleted or truncated)", name, st.Size, st.Day)
-		case d == nil:
-			if !bytes.Equal(st.Root[:], rfc6962.DefaultHasher.EmptyRoot()) {
-				return fmt.Errorf("%s: empty tree with a non-empty root", name)
-			}
-		default:
-			sn, ok := d.sizes[st.Size]
-			if !ok {
-				return fmt.Errorf("%s: covers %d records of %s, the bundle's records do not end an hour there (holds %d; records deleted, inserted or truncated after seq %d)", name, st.Size, st.Day, d.tree.End(), d.last)
-			}
-			if !bytes.Equal(sn.root, st.Root[:]) || sn.chain != st.Chain || sn.last != st.Last || (st.Size > 0 && st.First != d.first) || st.Start != d.start {
-				return fmt.Errorf("%s: Merkle root or chain head differs from the records' (records of the hour changed)", name)
-			}
-		}
-		lastCovered = max(lastCovered, st.Last)
-		if st.Kind == "daily" {
-			rep.Daily++
-			sealed[st.Day] = true
-			if c.TSAToken == "" {
-				rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: no timestamp (tsa_status %s)", name, c.TSAStatus))
-				continue
-			}
-			tok, err := base64.StdEncoding.DecodeString(c.TSAToken)
-			if err != nil {
-				return fmt.Errorf("%s: timestamp token: %w", name, err)
-			}
-			if err := CheckStamp(tok, prevHash[:], nil, opts.TSARoots); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			if opts.TSARoots == nil {
-				rep.Warnings = append(rep.Warnings, name+": timestamp signature checked, its certificate chain not (no --tsa-ca)")
-			}
-			rep.Stamped++
-		} else {
-			rep.Hourly++
-		}
+// record checks one entry against the chain and adds it to its day's
+// tree, snapshotting the tree at every hour boundary.
+func (v *verifier) record(l *BundleLog) error {
+	switch {
+	case !v.started && l.Seq == 0:
+		return errors.New("the bundle's first record: seq 0 (seqs start at 1)")
+	case v.started && l.Seq != v.nextSeq:
+		return fmt.Errorf("record seq %d: out of order or missing — seq %d expected after %d (record deleted, inserted or reordered)", l.Seq, v.nextSeq, v.nextSeq-1)
 	}
-	gen, _ := time.Parse(time.RFC3339, rep.GeneratedAt)
-	for day, d := range days {
-		if !sealed[day] && day < gen.UTC().Format(time.DateOnly) {
-			return fmt.Errorf("day %s: holds records (from seq %d) but no daily seal (checkpoints removed or truncated)", day, d.first)
+	if !v.started {
+		v.first = l.Seq
+	}
+	v.started, v.nextSeq = true, l.Seq+1
+	rec, commits, err := l.record()
+	if err != nil {
+		return fmt.Errorf("record seq %d: %w", l.Seq, err)
+	}
+	if v.enc, err = Encode(v.enc[:0], &rec, commits); err != nil {
+		return fmt.Errorf("record seq %d: %w", l.Seq, err)
+	}
+	h := Next(v.prev, v.enc)
+	var want [32]byte
+	// hex.Decode writes past want for a longer value: check the length first.
+	if len(l.H) != 64 {
+		return fmt.Errorf("record seq %d: chain value is not 32 hex bytes", l.Seq)
+	}
+	if n, err := hex.Decode(want[:], []byte(l.H)); err != nil || n != 32 || want != h {
+		return fmt.Errorf("record seq %d: content does not match the chain (record edited, or the chain broken before it)", l.Seq)
+	}
+	hour := l.At - l.At%3600
+	if hour != v.curHour {
+		if hour < v.curHour {
+			return fmt.Errorf("record seq %d: appended before the previous record's hour", l.Seq)
 		}
-		if d.last > lastCovered {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("day %s: records after seq %d are chained but not yet checkpointed (the open hour)", day, lastCovered))
+		if v.cur != nil {
+			v.snapshot(v.cur, v.prev, l.Seq-1)
 		}
+		day := dayOf(l.At)
+		if v.days[day] == nil {
+			if len(v.days) >= maxDays {
+				return fmt.Errorf("record seq %d: the bundle spans more than %d days (verify it in parts)", l.Seq, maxDays)
+			}
+			// Size 0: the day's checkpoints before its first record.
+			v.days[day] = &vday{tree: rangeFactory.NewEmptyRange(0), first: l.Seq, start: v.prev,
+				sizes: map[uint64]snap{0: {root: rfc6962.DefaultHasher.EmptyRoot(), chain: v.prev, last: l.Seq - 1}}}
+			v.heads[l.Seq-1] = v.prev
+		}
+		v.cur, v.curHour = v.days[day], hour
+	}
+	_ = v.cur.tree.Append(rfc6962.DefaultHasher.HashLeaf(h[:]), nil)
+	v.cur.last = l.Seq
+	v.prev = h
+	v.rep.Records++
+	if v.opts.Progress != nil && v.rep.Records%(1<<20) == 0 {
+		v.opts.Progress(v.rep.Records)
 	}
 	return nil
 }

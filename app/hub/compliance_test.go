@@ -2,10 +2,12 @@ package hub
 
 import (
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,16 +18,19 @@ import (
 
 // TestComplianceEndToEnd: with -compliance, syslog lines sent over UDP
 // are chained; the status shows them; the evidence downloaded from the
-// API verifies offline with the status' public key (masked by
-// -mask-pii, no raw address inside); a review is stored with its audit
-// record. On both databases.
+// API while their hour is open holds them signed by nothing (issue 28:
+// not "OK"), and once the hour is signed verifies whole offline with the
+// status' public key (masked by -mask-pii, no raw address inside); a
+// review is stored with its audit record. On both databases.
 func TestComplianceEndToEnd(t *testing.T) {
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		port := freeUDPPort(t)
+		clk := newComplianceClock()
 		h, boot := bootstrap(t, dsn, func(c *config.HubConfig) {
 			c.Syslog.Addr = udpAddr(port)
 			c.Compliance.Enabled, c.Compliance.MaskPII = true, true
 			c.Compliance.KeyFile = filepath.Join(t.TempDir(), "compliance.key")
+			clk.use(c)
 		})
 		conn, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
@@ -51,17 +56,20 @@ func TestComplianceEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		day := time.Now().UTC().Format(time.DateOnly)
-		r := boot.call("GET", "/api/v1/compliance/evidence?from="+day+"&to="+day, nil).must(t, 200)
+		day := clk.Now().UTC().Format(time.DateOnly)
+		// The hour is open: the records are chained, nothing signs them yet.
+		open := boot.call("GET", "/api/v1/compliance/evidence?from="+day+"&to="+day, nil).must(t, 200)
+		if rep, err := compliance.Verify(strings.NewReader(open.body), compliance.VerifyOptions{Keys: []ed25519.PublicKey{pub}}); !errors.Is(err, compliance.ErrNothingSigned) || rep.Records != 3 {
+			t.Fatalf("verify in the open hour: %v (%+v), want 3 records signed by nothing", err, rep)
+		}
+		// The hour ends: the hub signs it, and every record verifies.
+		clk.closeHour()
+		r := waitSigned(t, boot, day, pub, 3)
 		if r.header.Get("Content-Type") != "application/json" || !strings.Contains(r.header.Get("Content-Disposition"), "netmon-evidence-"+day) {
 			t.Fatalf("headers %v", r.header)
 		}
 		if strings.Contains(r.body, "198.51.100.") || strings.Contains(r.body, "alice") {
 			t.Fatalf("masked bundle carries a raw address or user: %s", r.body)
-		}
-		rep, err := compliance.Verify(strings.NewReader(r.body), compliance.VerifyOptions{Keys: []ed25519.PublicKey{pub}})
-		if err != nil || rep.Records != 3 {
-			t.Fatalf("verify: %v (%+v)", err, rep)
 		}
 		boot.call("GET", "/api/v1/compliance/evidence?from=2026-13-01&to="+day, nil).must(t, 400)
 
@@ -76,7 +84,8 @@ func TestComplianceEndToEnd(t *testing.T) {
 		}
 		var rows []auditRow
 		boot.call("GET", "/api/v1/audit?action=compliance.*", nil).must(t, 200).decode(t, &rows)
-		if len(rows) != 2 || rows[0].Action != "compliance.review" || rows[1].Action != "compliance.evidence" {
+		// Two downloads (the open hour, then the signed one), one review.
+		if len(rows) != 3 || rows[0].Action != "compliance.review" || rows[1].Action != "compliance.evidence" || rows[2].Action != "compliance.evidence" {
 			t.Fatalf("audit %+v", rows)
 		}
 		_ = h
@@ -135,4 +144,52 @@ func TestISMSRegisters(t *testing.T) {
 			t.Fatalf("audit %+v", rows)
 		}
 	})
+}
+
+// complianceClock is the compliance log's clock in hub tests: three hours
+// behind the system's (never ahead, which would raise time_drift), a
+// minute into an hour when the test starts, and moved on an hour by
+// closeHour; the writer (a 20 ms tick) then signs the hour that ended.
+type complianceClock struct {
+	base, start time.Time
+	off         atomic.Int64
+}
+
+func newComplianceClock() *complianceClock {
+	return &complianceClock{base: time.Now().Add(-3 * time.Hour).Truncate(time.Hour).Add(time.Minute), start: time.Now()}
+}
+
+func (c *complianceClock) Now() time.Time {
+	return c.base.Add(time.Since(c.start) + time.Duration(c.off.Load()))
+}
+
+func (c *complianceClock) closeHour() { c.off.Add(int64(time.Hour)) }
+
+func (c *complianceClock) use(cfg *config.HubConfig) {
+	cfg.Compliance.Now, cfg.Compliance.Tick = c.Now, 20*time.Millisecond
+}
+
+// waitSigned waits (10 s at most) for the hub to sign an hour covering
+// its n records, then downloads the evidence of day once (each download
+// is audited) and checks that every record verifies under a signature.
+func waitSigned(t *testing.T, c *client, day string, pub ed25519.PublicKey, n uint64) response {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var st compliance.Status
+		c.call("GET", "/api/v1/compliance/status", nil).must(t, 200).decode(t, &st)
+		if st.LastHourly != nil && st.LastHourly.Last >= n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no hour signed after the clock passed its end: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r := c.call("GET", "/api/v1/compliance/evidence?from="+day+"&to="+day, nil).must(t, 200)
+	rep, err := compliance.Verify(strings.NewReader(r.body), compliance.VerifyOptions{Keys: []ed25519.PublicKey{pub}})
+	if err != nil || rep.Records != n || rep.Signed != n || rep.Hourly == 0 {
+		t.Fatalf("evidence of %s after its hour closed: %v (%+v), want %d records, all signed", day, err, rep, n)
+	}
+	return r
 }
