@@ -45,6 +45,11 @@ type Config struct {
 	// minutes must have closed); HourEvery how often the roll-up looks.
 	HourDelay time.Duration
 	HourEvery time.Duration
+	// OpenMaxAge is how old a writer's summary of its open flow minutes
+	// may be when a flow read asks for it (open.go): a flow is visible
+	// at most about this long after it arrived, and a writer summarises
+	// at most once per OpenMaxAge however many readers ask.
+	OpenMaxAge time.Duration
 }
 
 // DefaultConfig: flows summed per exporter minute with
@@ -59,5 +64,6 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Capacity: 65536, FlowRecords: 4 << 20, SyslogRecords: 1 << 20, TelemetryRecords: 32768, DeepRecords: 32768,
 		Workers: 4, BatchMax: 1 << 20, FlushEvery: time.Second, Retries: 3, RetryDelay: 2 * time.Second,
-		Flows: flowagg.DefaultConfig(), HourRows: 2000, HourDelay: 2 * time.Minute, HourEvery: 30 * time.Second}
+		Flows: flowagg.DefaultConfig(), HourRows: 2000, HourDelay: 2 * time.Minute, HourEvery: 30 * time.Second,
+		OpenMaxAge: time.Second}
 }
