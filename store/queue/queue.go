@@ -103,7 +103,7 @@ type Channel struct {
 	peekReq             []chan chan struct{} // per writer: summarise the open minutes (open.go)
 	live                liveState
 	rereads             prometheus.Counter
-	workersDone         chan struct{}        // closed once Stop's writers returned
+	workersDone         chan struct{} // closed once Stop's writers returned
 	hoursDone           chan struct{}
 	hoursStop           chan struct{}
 
