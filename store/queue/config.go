@@ -50,6 +50,14 @@ type Config struct {
 	// at most about this long after it arrived, and a writer summarises
 	// at most once per OpenMaxAge however many readers ask.
 	OpenMaxAge time.Duration
+	// OpenWait bounds how long a flow read waits for the writers (a
+	// summary, the end of a write under way: milliseconds as a rule). A
+	// writer can be held much longer by a slow store (a write with its
+	// retries); past OpenWait the read goes ahead with what it has: the
+	// tables and the summaries it got, not the minutes being written
+	// (those may be missing from that answer, never counted twice unless
+	// a second write also begins and commits during it).
+	OpenWait time.Duration
 }
 
 // DefaultConfig: flows summed per exporter minute with
@@ -65,5 +73,5 @@ func DefaultConfig() Config {
 	return Config{Capacity: 65536, FlowRecords: 4 << 20, SyslogRecords: 1 << 20, TelemetryRecords: 32768, DeepRecords: 32768,
 		Workers: 4, BatchMax: 1 << 20, FlushEvery: time.Second, Retries: 3, RetryDelay: 2 * time.Second,
 		Flows: flowagg.DefaultConfig(), HourRows: 2000, HourDelay: 2 * time.Minute, HourEvery: 30 * time.Second,
-		OpenMaxAge: time.Second}
+		OpenMaxAge: time.Second, OpenWait: 2 * time.Second}
 }

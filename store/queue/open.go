@@ -115,35 +115,33 @@ func (l *liveState) begunCount() uint64 {
 	return l.begun
 }
 
-// openRetries bounds the reads again after a write overlapped one; past
-// it the read goes ahead with the tables and the open minutes only (a
-// minute being written may be missed for that answer, never counted
-// twice).
-const openRetries = 20
-
 // ReadOpenFlows calls read with the flow minutes not written yet (each
 // writer's open minutes as of at most Config.OpenMaxAge ago, and those
 // being written) so that read can add them to what it reads from the
-// tables; it calls it again when a write began or ended meanwhile, so
-// that no minute is counted twice or missed. After Stop (everything is
-// written) read gets none.
+// tables; it calls it again when a write began meanwhile, so that no
+// minute is counted twice or missed. After Stop (everything is written)
+// read gets none.
 func (q *Channel) ReadOpenFlows(ctx context.Context, read func(open []flowagg.Minute) error) error {
-	for attempt := 0; ; attempt++ {
+	giveUp := time.Now().Add(q.cfg.OpenWait)
+	for {
 		select {
 		case <-q.workersDone:
 			return read(nil) // stopped: everything is written
 		default:
 		}
-		if err := q.refreshPeeks(ctx); err != nil {
-			return err
+		late := !time.Now().Before(giveUp)
+		if !late {
+			if err := q.refreshPeeks(ctx, giveUp); err != nil {
+				return err
+			}
 		}
 		ms, begun, ended, complete := q.live.snapshot()
-		if (begun != ended || !complete) && attempt < openRetries {
-			// A write is under way (a few milliseconds as a rule).
+		if !late && (begun != ended || !complete) {
+			// A write is under way, or ended since the summaries.
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(25 * time.Millisecond):
+			case <-time.After(10 * time.Millisecond):
 			}
 			continue
 		}
@@ -154,7 +152,7 @@ func (q *Channel) ReadOpenFlows(ctx context.Context, read func(open []flowagg.Mi
 		if err := read(ms); err != nil {
 			return err
 		}
-		if begun == ended && q.live.begunCount() == begun || attempt >= openRetries {
+		if late || q.live.begunCount() == begun {
 			return nil
 		}
 		q.rereads.Inc()
@@ -173,10 +171,12 @@ func (q *Channel) openOnly() []flowagg.Minute {
 }
 
 // refreshPeeks asks the writers whose summary is older than OpenMaxAge
-// for a new one and waits for them.
-func (q *Channel) refreshPeeks(ctx context.Context) error {
+// for a new one and waits for them, until giveUp at the latest.
+func (q *Channel) refreshPeeks(ctx context.Context, giveUp time.Time) error {
 	q.live.refresh.Lock()
 	defer q.live.refresh.Unlock()
+	timeout := time.NewTimer(time.Until(giveUp))
+	defer timeout.Stop()
 	var waits []chan struct{}
 	for _, w := range q.live.stale(time.Now(), q.cfg.OpenMaxAge) {
 		done := make(chan struct{})
@@ -185,6 +185,8 @@ func (q *Channel) refreshPeeks(ctx context.Context) error {
 			waits = append(waits, done)
 		case <-q.workersDone:
 			return nil // stopped: everything is written
+		case <-timeout.C:
+			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -193,6 +195,8 @@ func (q *Channel) refreshPeeks(ctx context.Context) error {
 		select {
 		case <-done:
 		case <-q.workersDone:
+			return nil
+		case <-timeout.C:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()

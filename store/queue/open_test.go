@@ -24,6 +24,7 @@ func TestReadOpenFlowsExact(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.Workers, cfg.FlushEvery = 2, 5*time.Millisecond
 		cfg.OpenMaxAge = time.Nanosecond // every read summarises afresh
+		cfg.OpenWait = time.Minute       // never reads without waiting
 		// Old minutes close Grace after they opened: many close and are
 		// written (20 ms each) while the reads go on.
 		cfg.Flows.Grace = 30 * time.Millisecond

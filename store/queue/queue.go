@@ -153,6 +153,9 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 	if cfg.OpenMaxAge <= 0 {
 		cfg.OpenMaxAge = d.OpenMaxAge
 	}
+	if cfg.OpenWait <= 0 {
+		cfg.OpenWait = d.OpenWait
+	}
 	q := &Channel{log: log, cfg: cfg, w: w, ch: make(chan item, cfg.Capacity)}
 	if cfg.DeepRecords <= 0 {
 		cfg.DeepRecords = d.DeepRecords
