@@ -91,3 +91,42 @@ func TestReadOpenFlowsExact(t *testing.T) {
 		t.Logf("%d reads, %v minutes written meanwhile, %v reads again", reads, written, testutil.ToFloat64(q.rereads))
 	})
 }
+
+// TestReadOpenFlowsStalledWriter: a writer held by a slow store does not
+// hold the flow reads: past OpenWait the read answers, while the write
+// is still under way, without the minute being written (missed in that
+// answer, not counted twice).
+func TestReadOpenFlowsStalledWriter(t *testing.T) {
+	db := storetest.OpenSQLite(t)
+	cfg := DefaultConfig()
+	cfg.Workers, cfg.FlushEvery = 1, 5*time.Millisecond
+	cfg.OpenWait = 100 * time.Millisecond
+	cfg.Flows.Grace = time.Nanosecond
+	q := New(slog.New(slog.DiscardHandler), cfg, slowWriter{db, 3 * time.Second}, nil)
+	if err := q.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer q.Stop()
+	if !q.PutFlows(flows(10, 1_700_000_000)) {
+		t.Fatal("refused")
+	}
+	for { // until the old minute's write is under way
+		if _, begun, _, _ := q.live.snapshot(); begun > 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	var seen int
+	if err := q.ReadOpenFlows(context.Background(), func(open []flowagg.Minute) error {
+		seen = len(open)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, begun, ended, _ := q.live.snapshot(); begun == ended {
+		t.Fatal("the read waited for the stalled write to end")
+	}
+	if seen != 0 {
+		t.Fatalf("%d minutes handed to the read: the one being written must not be", seen)
+	}
+}
