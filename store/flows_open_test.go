@@ -42,9 +42,9 @@ func TestOpenMinutesRead(t *testing.T) {
 		// Two rows per minute in detail, so the remainder row shows too.
 		open := flowagg.Sums(flowagg.Config{MinuteRows: 2}, fresh)
 		type answer struct {
-			Top, TopSiteB, TopPort []store.FlowRow
-			Conv, Pairs, Hourly    []store.Conversation
-			ConvSiteA              []store.Conversation
+			Top, TopSiteB, TopPort, Pair []store.FlowRow
+			Conv, Pairs, Hourly          []store.Conversation
+			ConvSiteA                    []store.Conversation
 		}
 		read := func(open []flowagg.Minute) answer {
 			t.Helper()
@@ -69,6 +69,8 @@ func TestOpenMinutesRead(t *testing.T) {
 			must(err)
 			x.ConvSiteA, err = db.Conversations(ctx, from, true, "octets", 10, "a", store.FlowFilter{}, open)
 			must(err)
+			x.Pair, err = db.PairFlows(ctx, "10.0.0.1", "203.0.113.7", from, 10, "a", open)
+			must(err)
 			x.Hourly, err = db.ConversationsHourly(ctx, minute-86400, true, "octets", 10, "", store.FlowFilter{}, open)
 			must(err)
 			return x
@@ -90,6 +92,9 @@ func TestOpenMinutesRead(t *testing.T) {
 		}
 		if total != 8580 || totalA != 8500 {
 			t.Errorf("octets %d (site a %d), want 8580 (8500)", total, totalA)
+		}
+		if len(before.Pair) != 3 || before.Pair[0].Octets+before.Pair[1].Octets != 7500 {
+			t.Errorf("pair flows %+v", before.Pair)
 		}
 		if len(before.TopSiteB) != 1 || before.TopSiteB[0].Octets != 80 {
 			t.Errorf("site b's top flows %+v", before.TopSiteB)

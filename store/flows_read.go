@@ -155,16 +155,22 @@ func (db *DB) flowRows(ctx context.Context, q string, args ...any) ([]FlowRow, e
 
 // PairFlows returns the minute sums between a and b in both directions
 // since from, newest first, at most limit (a late flow's rows are summed
-// with their minute's).
-func (db *DB) PairFlows(ctx context.Context, a, b string, from int64, limit int, site string) ([]FlowRow, error) {
-	q := `SELECT MAX(last_seen), exporter, src, dst, src_port, dst_port, proto, SUM(packets), SUM(octets), SUM(flows), MIN(first_seen)
-		FROM flow_minutes WHERE ts >= $1 AND ((src = $2 AND dst = $3) OR (src = $3 AND dst = $2))` + siteClause(site, 5) + `
-		GROUP BY ts, exporter, src, dst, src_port, dst_port, proto
-		ORDER BY ts DESC, exporter, src, dst, src_port, dst_port, proto LIMIT $4`
+// with their minute's), the open minutes included (as TopFlows).
+func (db *DB) PairFlows(ctx context.Context, a, b string, from int64, limit int, site string, open []flowagg.Minute) ([]FlowRow, error) {
 	args := []any{from - from%60, a, b, limit}
+	where := ` AND ts >= $1 AND ((src = $2 AND dst = $3) OR (src = $3 AND dst = $2))`
 	if site != "" {
 		args = append(args, site)
+		where += siteClause(site, 5)
 	}
+	src, where, args, err := db.withOpen("flow_minutes", where, args, open)
+	if err != nil {
+		return nil, err
+	}
+	q := `SELECT MAX(last_seen), exporter, src, dst, src_port, dst_port, proto, SUM(packets), SUM(octets), SUM(flows), MIN(first_seen)
+		FROM ` + src + ` WHERE 1 = 1` + where + `
+		GROUP BY ts, exporter, src, dst, src_port, dst_port, proto
+		ORDER BY ts DESC, exporter, src, dst, src_port, dst_port, proto LIMIT $4`
 	return db.flowRows(ctx, q, args...)
 }
 

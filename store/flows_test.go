@@ -64,7 +64,7 @@ func TestFlowAggregatesAndQueries(t *testing.T) {
 		if err != nil || len(conv) != 3 || conv[0].Src != "203.0.113.7" || conv[0].Octets != 9000 || conv[1].Flows != 4 {
 			t.Errorf("pair conversations %+v %v", conv, err)
 		}
-		pair, err := db.PairFlows(ctx, "203.0.113.7", "10.0.0.1", base, 100, "")
+		pair, err := db.PairFlows(ctx, "203.0.113.7", "10.0.0.1", base, 100, "", nil)
 		if err != nil || len(pair) != 3 {
 			t.Errorf("pair flows %+v %v", pair, err)
 		}

@@ -19,7 +19,7 @@ import (
 // to the stored ones.
 type FlowStore interface {
 	TopFlows(ctx context.Context, from int64, limit int, site string, f store.FlowFilter, open []flowagg.Minute) ([]store.FlowRow, error)
-	PairFlows(ctx context.Context, a, b string, from int64, limit int, site string) ([]store.FlowRow, error)
+	PairFlows(ctx context.Context, a, b string, from int64, limit int, site string, open []flowagg.Minute) ([]store.FlowRow, error)
 	Conversations(ctx context.Context, from int64, by5 bool, sort string, limit int, site string, f store.FlowFilter, open []flowagg.Minute) ([]store.Conversation, error)
 	ConversationsHourly(ctx context.Context, fromHour int64, by5 bool, sort string, limit int, site string, f store.FlowFilter, open []flowagg.Minute) ([]store.Conversation, error)
 	FlowSeries(ctx context.Context, from, to int64, dim string, top int, site string, f store.FlowFilter) (*store.FlowSeries, error)
@@ -220,7 +220,11 @@ func (s *Server) conversation(c *gin.Context, in *conversationIn) (ConversationD
 		return ConversationDetail{}, invalidField("dst", "query parameter \"dst\": must be an IP address")
 	}
 	from := time.Now().Add(-time.Duration(in.Minutes) * time.Minute).Unix()
-	rows, err := s.deps.Flows.PairFlows(c, a.String(), b.String(), from, in.Limit, callerOf(c).SiteFilter())
+	var rows []store.FlowRow
+	err = s.withOpen(c, func(open []flowagg.Minute) (err error) {
+		rows, err = s.deps.Flows.PairFlows(c, a.String(), b.String(), from, in.Limit, callerOf(c).SiteFilter(), open)
+		return err
+	})
 	if err != nil {
 		return ConversationDetail{}, err
 	}
