@@ -4,6 +4,8 @@
 // set of rows for the store to append in one transaction. It sits between
 // the ingest queue (store/queue, which owns one Aggregator per writer) and
 // the store (store.DB.WriteFlowMinutes); it imports only store/record.
+// Peek shows the open minutes as they will be written, for the flow
+// reads (issue 28: a flow is readable before its minute closes).
 //
 // Bounds: a closed minute keeps Config.MinuteRows 5-tuples in detail (the
 // most octets) and sums the rest into one "other" row per protocol, so

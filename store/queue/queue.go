@@ -13,7 +13,8 @@
 // dropped with a reason (netmon_ingest_records_total{kind,result}), also at
 // shutdown, where Stop drains the queue and writes every open minute
 // before returning. A flow counts as written when its minute commits;
-// until then it is held (netmon_flow_aggregation_records).
+// until then it is held (netmon_flow_aggregation_records), and the flow
+// reads see it through ReadOpenFlows (open.go).
 package queue
 
 import (
