@@ -46,9 +46,10 @@ type Config struct {
 	HourDelay time.Duration
 	HourEvery time.Duration
 	// OpenMaxAge is how old a writer's summary of its open flow minutes
-	// may be when a flow read asks for it (open.go): a flow is visible
-	// at most about this long after it arrived, and a writer summarises
-	// at most once per OpenMaxAge however many readers ask.
+	// may be when a flow read uses it (open.go): a flow is visible at
+	// most about this long after it arrived; a read finding the summary
+	// older than half of it asks for the next one without waiting, so
+	// readers seldom wait for a summary (a pass over the open keys).
 	OpenMaxAge time.Duration
 	// OpenWait bounds how long a flow read waits for the writers (a
 	// summary, the end of a write under way: milliseconds as a rule). A
@@ -73,5 +74,5 @@ func DefaultConfig() Config {
 	return Config{Capacity: 65536, FlowRecords: 4 << 20, SyslogRecords: 1 << 20, TelemetryRecords: 32768, DeepRecords: 32768,
 		Workers: 4, BatchMax: 1 << 20, FlushEvery: time.Second, Retries: 3, RetryDelay: 2 * time.Second,
 		Flows: flowagg.DefaultConfig(), HourRows: 2000, HourDelay: 2 * time.Minute, HourEvery: 30 * time.Second,
-		OpenMaxAge: time.Second, OpenWait: 2 * time.Second}
+		OpenMaxAge: 2 * time.Second, OpenWait: 2 * time.Second}
 }

@@ -26,7 +26,9 @@ import (
 // in one flush and in detail in the next). Reading costs nothing while
 // nobody looks: a summary of the open minutes (one pass over their keys,
 // tens of milliseconds at a million) is made on demand by the writer that
-// owns them, at most once per OpenMaxAge however many readers ask.
+// owns them, at most about twice per OpenMaxAge however many readers ask,
+// and a reader finding one less than OpenMaxAge old answers with it at
+// once (asking for the next without waiting).
 //
 // Exact totals: a minute is either open (in a writer's summary), being
 // written (kept aside until its transaction commits) or stored. A read
@@ -41,6 +43,8 @@ type liveState struct {
 	// when it was made (zero: none, or stale since minutes closed).
 	peek   [][]flowagg.Minute
 	peekAt []time.Time
+	// asking: a request for a summary is out, nobody waiting on it.
+	asking []bool
 	// writing holds each writer's minutes whose write is under way.
 	writing [][]flowagg.Minute
 	// begun and ended count the writes of closed minutes: equal when none
@@ -54,6 +58,7 @@ type liveState struct {
 func (l *liveState) init(workers int) {
 	l.peek = make([][]flowagg.Minute, workers)
 	l.peekAt = make([]time.Time, workers)
+	l.asking = make([]bool, workers)
 	l.writing = make([][]flowagg.Minute, workers)
 }
 
@@ -78,20 +83,28 @@ func (l *liveState) end(w int) {
 func (l *liveState) setPeek(w int, ms []flowagg.Minute, at time.Time) {
 	l.mu.Lock()
 	l.peek[w], l.peekAt[w] = ms, at
+	l.asking[w] = false
 	l.mu.Unlock()
 }
 
-// stale lists the writers whose summary is older than age.
-func (l *liveState) stale(now time.Time, age time.Duration) []int {
+// stale lists the writers whose summary is missing or older than age
+// (wait: the read asks and waits), and those whose summary is older than
+// half of it, with no request out yet (ask: the read asks without
+// waiting, so that the next one finds a fresh summary; a reader rarely
+// waits for a pass over a million keys).
+func (l *liveState) stale(now time.Time, age time.Duration) (wait, ask []int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []int
 	for w, at := range l.peekAt {
-		if at.IsZero() || now.Sub(at) > age {
-			out = append(out, w)
+		switch {
+		case at.IsZero() || now.Sub(at) > age:
+			wait = append(wait, w)
+		case now.Sub(at) > age/2 && !l.asking[w]:
+			l.asking[w] = true
+			ask = append(ask, w)
 		}
 	}
-	return out
+	return wait, ask
 }
 
 // snapshot returns every minute not written and the write counts;
@@ -171,14 +184,24 @@ func (q *Channel) openOnly() []flowagg.Minute {
 }
 
 // refreshPeeks asks the writers whose summary is older than OpenMaxAge
-// for a new one and waits for them, until giveUp at the latest.
+// for a new one and waits for them, until giveUp at the latest; those
+// whose summary is older than half of it are asked without waiting.
 func (q *Channel) refreshPeeks(ctx context.Context, giveUp time.Time) error {
 	q.live.refresh.Lock()
 	defer q.live.refresh.Unlock()
 	timeout := time.NewTimer(time.Until(giveUp))
 	defer timeout.Stop()
+	wait, ask := q.live.stale(time.Now(), q.cfg.OpenMaxAge)
+	for _, w := range ask {
+		go func() {
+			select {
+			case q.peekReq[w] <- make(chan struct{}):
+			case <-q.workersDone:
+			}
+		}()
+	}
 	var waits []chan struct{}
-	for _, w := range q.live.stale(time.Now(), q.cfg.OpenMaxAge) {
+	for _, w := range wait {
 		done := make(chan struct{})
 		select {
 		case q.peekReq[w] <- done:
