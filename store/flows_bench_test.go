@@ -67,19 +67,19 @@ func BenchmarkFlowQueries(b *testing.B) {
 				run  func() (int, error)
 			}{
 				{"flows15m", func() (int, error) {
-					r, err := db.TopFlows(ctx, now-900, 20, "", store.FlowFilter{})
+					r, err := db.TopFlows(ctx, now-900, 20, "", store.FlowFilter{}, nil)
 					return len(r), err
 				}},
 				{"conv1h", func() (int, error) {
-					r, err := db.Conversations(ctx, now-3600, true, "octets", 50, "", store.FlowFilter{})
+					r, err := db.Conversations(ctx, now-3600, true, "octets", 50, "", store.FlowFilter{}, nil)
 					return len(r), err
 				}},
 				{"conv24h", func() (int, error) {
-					r, err := db.ConversationsHourly(ctx, now-86400, true, "octets", 50, "", store.FlowFilter{})
+					r, err := db.ConversationsHourly(ctx, now-86400, true, "octets", 50, "", store.FlowFilter{}, nil)
 					return len(r), err
 				}},
 				{"conv24h_pair", func() (int, error) {
-					r, err := db.ConversationsHourly(ctx, now-86400, false, "octets", 2000, "", store.FlowFilter{})
+					r, err := db.ConversationsHourly(ctx, now-86400, false, "octets", 2000, "", store.FlowFilter{}, nil)
 					return len(r), err
 				}},
 			} {

@@ -76,9 +76,9 @@ func TestFlowTotalsExact(t *testing.T) {
 			var cs []store.Conversation
 			var err error
 			if w.window >= 6*3600 {
-				cs, err = db.ConversationsHourly(ctx, now-w.window, true, "octets", 10, "", store.FlowFilter{})
+				cs, err = db.ConversationsHourly(ctx, now-w.window, true, "octets", 10, "", store.FlowFilter{}, nil)
 			} else {
-				cs, err = db.Conversations(ctx, now-w.window, true, "octets", 10, "", store.FlowFilter{})
+				cs, err = db.Conversations(ctx, now-w.window, true, "octets", 10, "", store.FlowFilter{}, nil)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -97,16 +97,16 @@ func TestFlowTotalsExact(t *testing.T) {
 			prev = octets
 		}
 		// Pairs too, and the flows endpoint's rows.
-		pairs, err := db.ConversationsHourly(ctx, now-86400, false, "octets", 10, "", store.FlowFilter{})
+		pairs, err := db.ConversationsHourly(ctx, now-86400, false, "octets", 10, "", store.FlowFilter{}, nil)
 		if _, o, _, _ := convTotals(pairs); err != nil || o != sinceHours(now-86400) {
 			t.Errorf("pair totals %d, %v", o, err)
 		}
-		top, err := db.TopFlows(ctx, hour, 5, "", store.FlowFilter{})
+		top, err := db.TopFlows(ctx, hour, 5, "", store.FlowFilter{}, nil)
 		if err != nil || !top[len(top)-1].Truncated {
 			t.Fatalf("top flows %+v %v", top, err)
 		}
 		// first_seen of the late 5-tuple is its record's time.
-		cs, err := db.ConversationsHourly(ctx, hour, true, "octets", 1, "", store.FlowFilter{})
+		cs, err := db.ConversationsHourly(ctx, hour, true, "octets", 1, "", store.FlowFilter{}, nil)
 		if err != nil || cs[0].Src != "10.8.8.8" || cs[0].First != hour+100 {
 			t.Errorf("heaviest 5-tuple %+v %v, want 10.8.8.8 first seen %d", cs, err, hour+100)
 		}

@@ -66,7 +66,7 @@ func TestFlowFilters(t *testing.T) {
 			{"nothing matches", store.FlowFilter{Exporter: E2, Proto: 6}, []row{}},
 		}
 		for _, tc := range cases {
-			top, err := db.TopFlows(ctx, hour, 100, "", tc.f)
+			top, err := db.TopFlows(ctx, hour, 100, "", tc.f, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,14 +81,14 @@ func TestFlowFilters(t *testing.T) {
 			if wantConv == nil {
 				wantConv = []row{}
 			}
-			conv, err := db.Conversations(ctx, hour, true, "octets", 100, "", tc.f)
+			conv, err := db.Conversations(ctx, hour, true, "octets", 100, "", tc.f, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := gocmp.Diff(convOf(conv), wantConv); diff != "" {
 				t.Errorf("%s: Conversations (-got, +want):\n%s", tc.name, diff)
 			}
-			hourly, err := db.ConversationsHourly(ctx, hour, true, "octets", 100, "", tc.f)
+			hourly, err := db.ConversationsHourly(ctx, hour, true, "octets", 100, "", tc.f, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +109,7 @@ func TestFlowFilters(t *testing.T) {
 		}
 		// The limit cuts a filtered list: the remainder sums only the
 		// matching rows the limit left out (4000 + 2000), not the others.
-		top, err := db.TopFlows(ctx, hour, 1, "", store.FlowFilter{Port: 443})
+		top, err := db.TopFlows(ctx, hour, 1, "", store.FlowFilter{Port: 443}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,14 +120,14 @@ func TestFlowFilters(t *testing.T) {
 		if n, err := db.BuildFlowHours(ctx, hour+3600, 1000); err != nil || n != 1 {
 			t.Fatalf("built %d hours, %v", n, err)
 		}
-		hourly, err := db.ConversationsHourly(ctx, hour, false, "octets", 100, "", store.FlowFilter{Exporter: E2})
+		hourly, err := db.ConversationsHourly(ctx, hour, false, "octets", 100, "", store.FlowFilter{Exporter: E2}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := gocmp.Diff(convOf(hourly), []row{{"", C, B, 2000}, {"", C, A, 100}}); diff != "" {
 			t.Errorf("built hour, exporter filter (-got, +want):\n%s", diff)
 		}
-		hourly, err = db.ConversationsHourly(ctx, hour, true, "octets", 100, "", store.FlowFilter{Addr: A, Proto: 6})
+		hourly, err = db.ConversationsHourly(ctx, hour, true, "octets", 100, "", store.FlowFilter{Addr: A, Proto: 6}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

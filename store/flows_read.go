@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"netmon/store/flowagg"
 )
 
 // FlowRow is a flow aggregate as the API shows it (spec 2.11).
@@ -93,8 +95,9 @@ func remainder(ctx context.Context, db flowQuerier, src, where string, listed Co
 // TopFlows sums the flows since from per exporter and 5-tuple matching f,
 // octets descending, then (Truncated) the remainder the store keeps no
 // detail of (with an address, port or protocol in f: of the detail it
-// kept, since the other rows carry none).
-func (db *DB) TopFlows(ctx context.Context, from int64, limit int, site string, f FlowFilter) ([]FlowRow, error) {
+// kept, since the other rows carry none). The open minutes, not written
+// yet, are summed with the stored ones (flows_open.go).
+func (db *DB) TopFlows(ctx context.Context, from int64, limit int, site string, f FlowFilter, open []flowagg.Minute) ([]FlowRow, error) {
 	args := []any{from - from%60}
 	where := ` AND ts >= $1`
 	if site != "" {
@@ -104,10 +107,14 @@ func (db *DB) TopFlows(ctx context.Context, from int64, limit int, site string, 
 	fc, fargs := f.clause(len(args) + 1)
 	where += fc
 	args = append(args, fargs...)
+	src, where, args, err := db.withOpen("flow_minutes", where, args, open)
+	if err != nil {
+		return nil, err
+	}
 	q := fmt.Sprintf(`SELECT MAX(last_seen), exporter, src, dst, src_port, dst_port, proto, SUM(packets), SUM(octets), SUM(flows), MIN(first_seen)
-		FROM flow_minutes WHERE src <> ''%s
+		FROM %s WHERE src <> ''%s
 		GROUP BY exporter, src, dst, src_port, dst_port, proto
-		ORDER BY SUM(octets) DESC, exporter, src, dst, src_port, dst_port, proto LIMIT $%d`, where, len(args)+1)
+		ORDER BY SUM(octets) DESC, exporter, src, dst, src_port, dst_port, proto LIMIT $%d`, src, where, len(args)+1)
 	out, err := db.flowRows(ctx, q, append(args[:len(args):len(args)], limit)...)
 	if err != nil {
 		return nil, err
@@ -118,7 +125,7 @@ func (db *DB) TopFlows(ctx context.Context, from int64, limit int, site string, 
 		listed.Octets += r.Octets
 		listed.Flows += r.Flows
 	}
-	rest, err := remainder(ctx, db.reader, "flow_minutes", where, listed, args...)
+	rest, err := remainder(ctx, db.reader, src, where, listed, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query flows: %w", err)
 	}
@@ -148,16 +155,22 @@ func (db *DB) flowRows(ctx context.Context, q string, args ...any) ([]FlowRow, e
 
 // PairFlows returns the minute sums between a and b in both directions
 // since from, newest first, at most limit (a late flow's rows are summed
-// with their minute's).
-func (db *DB) PairFlows(ctx context.Context, a, b string, from int64, limit int, site string) ([]FlowRow, error) {
-	q := `SELECT MAX(last_seen), exporter, src, dst, src_port, dst_port, proto, SUM(packets), SUM(octets), SUM(flows), MIN(first_seen)
-		FROM flow_minutes WHERE ts >= $1 AND ((src = $2 AND dst = $3) OR (src = $3 AND dst = $2))` + siteClause(site, 5) + `
-		GROUP BY ts, exporter, src, dst, src_port, dst_port, proto
-		ORDER BY ts DESC, exporter, src, dst, src_port, dst_port, proto LIMIT $4`
+// with their minute's), the open minutes included (as TopFlows).
+func (db *DB) PairFlows(ctx context.Context, a, b string, from int64, limit int, site string, open []flowagg.Minute) ([]FlowRow, error) {
 	args := []any{from - from%60, a, b, limit}
+	where := ` AND ts >= $1 AND ((src = $2 AND dst = $3) OR (src = $3 AND dst = $2))`
 	if site != "" {
 		args = append(args, site)
+		where += siteClause(site, 5)
 	}
+	src, where, args, err := db.withOpen("flow_minutes", where, args, open)
+	if err != nil {
+		return nil, err
+	}
+	q := `SELECT MAX(last_seen), exporter, src, dst, src_port, dst_port, proto, SUM(packets), SUM(octets), SUM(flows), MIN(first_seen)
+		FROM ` + src + ` WHERE 1 = 1` + where + `
+		GROUP BY ts, exporter, src, dst, src_port, dst_port, proto
+		ORDER BY ts DESC, exporter, src, dst, src_port, dst_port, proto LIMIT $4`
 	return db.flowRows(ctx, q, args...)
 }
 
@@ -170,8 +183,8 @@ var ConversationOrder = map[string]string{
 // address pair (directions still apart; the caller merges them), sorted by
 // sort (a key of ConversationOrder), at most limit groups, then
 // (Truncated) the remainder the store keeps no detail of; only the rows
-// matching f (as TopFlows).
-func (db *DB) Conversations(ctx context.Context, from int64, by5 bool, sort string, limit int, site string, f FlowFilter) ([]Conversation, error) {
+// matching f (as TopFlows), the open minutes included (as TopFlows).
+func (db *DB) Conversations(ctx context.Context, from int64, by5 bool, sort string, limit int, site string, f FlowFilter, open []flowagg.Minute) ([]Conversation, error) {
 	args := []any{from - from%60}
 	where := ` AND ts >= $1`
 	if site != "" {
@@ -181,7 +194,11 @@ func (db *DB) Conversations(ctx context.Context, from int64, by5 bool, sort stri
 	fc, fargs := f.clause(len(args) + 1)
 	where += fc
 	args = append(args, fargs...)
-	return db.conversations(ctx, db.reader, "flow_minutes", where, args, by5, sort, limit)
+	src, where, args, err := db.withOpen("flow_minutes", where, args, open)
+	if err != nil {
+		return nil, err
+	}
+	return db.conversations(ctx, db.reader, src, where, args, by5, sort, limit)
 }
 
 // conversations runs the grouped query and the remainder over src (a
@@ -240,8 +257,9 @@ func (db *DB) conversations(ctx context.Context, qr flowQuerier, src, where stri
 // (a bounded number of rows per exporter and hour), the hours not yet
 // built from their minutes, in one snapshot so that an hour being built
 // meanwhile is counted once. Totals are exact; detail beyond the hour
-// budget is in the Truncated remainder.
-func (db *DB) ConversationsHourly(ctx context.Context, fromHour int64, by5 bool, sort string, limit int, site string, f FlowFilter) (out []Conversation, err error) {
+// budget is in the Truncated remainder. The open minutes, in no table
+// yet, are added as in TopFlows.
+func (db *DB) ConversationsHourly(ctx context.Context, fromHour int64, by5 bool, sort string, limit int, site string, f FlowFilter, openMinutes []flowagg.Minute) (out []Conversation, err error) {
 	fromHour -= fromHour % 3600
 	opts := &sql.TxOptions{ReadOnly: true}
 	if db.dialect == Postgres {
@@ -287,6 +305,14 @@ func (db *DB) ConversationsHourly(ctx context.Context, fromHour int64, by5 bool,
 	if len(open) > 0 {
 		// The hour numbers are integers of ours, not input.
 		src += ` UNION ALL SELECT ` + cols + ` FROM flow_minutes WHERE ts >= $1 AND (` + strings.Join(open, " OR ") + `)` + site1
+	}
+	if len(openMinutes) > 0 {
+		raw, err := openJSON(openMinutes)
+		if err != nil {
+			return nil, fmt.Errorf("conversations: %w", err)
+		}
+		args = append(args, raw)
+		src += ` UNION ALL SELECT ` + cols + ` FROM (` + openRowsSQL(db.dialect, len(args)) + `) AS o WHERE ts >= $1` + site1
 	}
 	src += `) AS w`
 	return db.conversations(ctx, tx, src, "", args, by5, sort, limit)

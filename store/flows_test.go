@@ -35,7 +35,7 @@ func TestFlowAggregatesAndQueries(t *testing.T) {
 		if _, err := db.WriteFlows(ctx, fs[:1]); err != nil {
 			t.Fatal(err)
 		}
-		top, err := db.TopFlows(ctx, base, 10, "", store.FlowFilter{})
+		top, err := db.TopFlows(ctx, base, 10, "", store.FlowFilter{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,23 +48,23 @@ func TestFlowAggregatesAndQueries(t *testing.T) {
 			t.Errorf("top flows (-got, +want):\n%s", diff)
 		}
 		// Site scope: the exporter is no device: a site sees nothing.
-		if rows, _ := db.TopFlows(ctx, base, 10, "a", store.FlowFilter{}); len(rows) != 0 {
+		if rows, _ := db.TopFlows(ctx, base, 10, "a", store.FlowFilter{}, nil); len(rows) != 0 {
 			t.Errorf("site a sees %d rows of an exporter of no site", len(rows))
 		}
 		if _, err := db.Writer().ExecContext(ctx, `INSERT INTO devices (name, host, site, created_at) VALUES ('r1', '192.0.2.1', 'a', 0)`); err != nil {
 			t.Fatal(err)
 		}
-		if rows, _ := db.TopFlows(ctx, base, 10, "a", store.FlowFilter{}); len(rows) != 3 {
+		if rows, _ := db.TopFlows(ctx, base, 10, "a", store.FlowFilter{}, nil); len(rows) != 3 {
 			t.Errorf("site a sees %d rows of its exporter", len(rows))
 		}
-		if rows, _ := db.TopFlows(ctx, base, 10, "b", store.FlowFilter{}); len(rows) != 0 {
+		if rows, _ := db.TopFlows(ctx, base, 10, "b", store.FlowFilter{}, nil); len(rows) != 0 {
 			t.Errorf("site b sees %d rows", len(rows))
 		}
-		conv, err := db.Conversations(ctx, base, false, "octets", 10, "", store.FlowFilter{})
+		conv, err := db.Conversations(ctx, base, false, "octets", 10, "", store.FlowFilter{}, nil)
 		if err != nil || len(conv) != 3 || conv[0].Src != "203.0.113.7" || conv[0].Octets != 9000 || conv[1].Flows != 4 {
 			t.Errorf("pair conversations %+v %v", conv, err)
 		}
-		pair, err := db.PairFlows(ctx, "203.0.113.7", "10.0.0.1", base, 100, "")
+		pair, err := db.PairFlows(ctx, "203.0.113.7", "10.0.0.1", base, 100, "", nil)
 		if err != nil || len(pair) != 3 {
 			t.Errorf("pair flows %+v %v", pair, err)
 		}
@@ -173,7 +173,7 @@ func TestConversationsHourly(t *testing.T) {
 		if n, err := db.BuildFlowHours(ctx, hour+2*3600, 1000); err != nil || n != 2 {
 			t.Fatalf("built %d hours, %v", n, err)
 		}
-		got, err := db.ConversationsHourly(ctx, hour, true, "octets", 3, "", store.FlowFilter{})
+		got, err := db.ConversationsHourly(ctx, hour, true, "octets", 3, "", store.FlowFilter{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,16 +182,16 @@ func TestConversationsHourly(t *testing.T) {
 			t.Fatalf("heavy hitter %+v", got)
 		}
 		// With every row read, the small ones add up exactly too.
-		all, err := db.ConversationsHourly(ctx, hour, true, "octets", 100, "", store.FlowFilter{})
+		all, err := db.ConversationsHourly(ctx, hour, true, "octets", 100, "", store.FlowFilter{}, nil)
 		if err != nil || len(all) != 21 || all[1].Octets != 300 {
 			t.Fatalf("all %d rows %+v %v", len(all), all, err)
 		}
-		pairs, err := db.ConversationsHourly(ctx, hour, false, "packets", 10, "", store.FlowFilter{})
+		pairs, err := db.ConversationsHourly(ctx, hour, false, "packets", 10, "", store.FlowFilter{}, nil)
 		if err != nil || len(pairs) != 2 || pairs[0].Packets != 300 || pairs[1].Packets != 60 {
 			t.Fatalf("pairs %+v %v", pairs, err)
 		}
 		// Same totals as the minute table over the same hours.
-		minute, err := db.Conversations(ctx, hour, true, "octets", 1, "", store.FlowFilter{})
+		minute, err := db.Conversations(ctx, hour, true, "octets", 1, "", store.FlowFilter{}, nil)
 		if err != nil || minute[0].Octets != got[0].Octets {
 			t.Fatalf("minute path %+v vs hour path %+v", minute, got[0])
 		}

@@ -11,18 +11,38 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"netmon/store"
+	"netmon/store/flowagg"
 )
 
 // FlowStore is what the flow, syslog and event routes read (*store.DB).
+// TopFlows and the conversations add open, the minutes not written yet,
+// to the stored ones.
 type FlowStore interface {
-	TopFlows(ctx context.Context, from int64, limit int, site string, f store.FlowFilter) ([]store.FlowRow, error)
-	PairFlows(ctx context.Context, a, b string, from int64, limit int, site string) ([]store.FlowRow, error)
-	Conversations(ctx context.Context, from int64, by5 bool, sort string, limit int, site string, f store.FlowFilter) ([]store.Conversation, error)
-	ConversationsHourly(ctx context.Context, fromHour int64, by5 bool, sort string, limit int, site string, f store.FlowFilter) ([]store.Conversation, error)
+	TopFlows(ctx context.Context, from int64, limit int, site string, f store.FlowFilter, open []flowagg.Minute) ([]store.FlowRow, error)
+	PairFlows(ctx context.Context, a, b string, from int64, limit int, site string, open []flowagg.Minute) ([]store.FlowRow, error)
+	Conversations(ctx context.Context, from int64, by5 bool, sort string, limit int, site string, f store.FlowFilter, open []flowagg.Minute) ([]store.Conversation, error)
+	ConversationsHourly(ctx context.Context, fromHour int64, by5 bool, sort string, limit int, site string, f store.FlowFilter, open []flowagg.Minute) ([]store.Conversation, error)
 	FlowSeries(ctx context.Context, from, to int64, dim string, top int, site string, f store.FlowFilter) (*store.FlowSeries, error)
 	ListSyslog(ctx context.Context, limit int, before, since int64, site string) ([]store.SyslogRow, error)
 	FlowEvents(ctx context.Context, since int64, f store.FlowFilter, after *store.EventCursor, limit int, site string) ([]store.Event, error)
 	SyslogEvents(ctx context.Context, since int64, device, addr string, after *store.EventCursor, limit int, site string) ([]store.Event, error)
+}
+
+// OpenFlows is the ingest queue's side of a flow read (*queue.Channel):
+// it calls read with the flow minutes not written yet, again if a minute
+// was written meanwhile, so that read, adding them to the stored ones,
+// counts each flow once.
+type OpenFlows interface {
+	ReadOpenFlows(ctx context.Context, read func(open []flowagg.Minute) error) error
+}
+
+// withOpen runs read with the open flow minutes (none without an
+// ingest queue).
+func (s *Server) withOpen(ctx context.Context, read func(open []flowagg.Minute) error) error {
+	if s.deps.OpenFlows == nil {
+		return read(nil)
+	}
+	return s.deps.OpenFlows.ReadOpenFlows(ctx, read)
 }
 
 type flowsIn struct {
@@ -40,7 +60,12 @@ func (s *Server) flows(c *gin.Context, in *flowsIn) ([]store.FlowRow, error) {
 		return nil, err
 	}
 	from := time.Now().Add(-time.Duration(in.Minutes) * time.Minute).Unix()
-	return s.deps.Flows.TopFlows(c, from, in.Limit, callerOf(c).SiteFilter(), f)
+	var rows []store.FlowRow
+	err = s.withOpen(c, func(open []flowagg.Minute) (err error) {
+		rows, err = s.deps.Flows.TopFlows(c, from, in.Limit, callerOf(c).SiteFilter(), f, open)
+		return err
+	})
+	return rows, err
 }
 
 type conversationsIn struct {
@@ -69,14 +94,19 @@ func (s *Server) conversations(c *gin.Context, in *conversationsIn) ([]store.Con
 	now := time.Now()
 	from := now.Add(-windows[in.Window]).Unix()
 	site := callerOf(c).SiteFilter()
-	query := func(by5 bool, limit int) ([]store.Conversation, error) {
-		if windows[in.Window] >= 6*time.Hour {
-			// Whole hours from the hourly roll-up (a bounded number of
-			// rows per exporter hour), the hours not rolled up yet from
-			// their minutes: the window starts at its first hour's start.
-			return s.deps.Flows.ConversationsHourly(c, from, by5, in.Sort, limit, site, f)
-		}
-		return s.deps.Flows.Conversations(c, from, by5, in.Sort, limit, site, f)
+	query := func(by5 bool, limit int) (out []store.Conversation, err error) {
+		err = s.withOpen(c, func(open []flowagg.Minute) (err error) {
+			if windows[in.Window] >= 6*time.Hour {
+				// Whole hours from the hourly roll-up (a bounded number of
+				// rows per exporter hour), the hours not rolled up yet from
+				// their minutes: the window starts at its first hour's start.
+				out, err = s.deps.Flows.ConversationsHourly(c, from, by5, in.Sort, limit, site, f, open)
+				return err
+			}
+			out, err = s.deps.Flows.Conversations(c, from, by5, in.Sort, limit, site, f, open)
+			return err
+		})
+		return out, err
 	}
 	if in.By == "5tuple" {
 		return query(true, in.Limit)
@@ -190,7 +220,11 @@ func (s *Server) conversation(c *gin.Context, in *conversationIn) (ConversationD
 		return ConversationDetail{}, invalidField("dst", "query parameter \"dst\": must be an IP address")
 	}
 	from := time.Now().Add(-time.Duration(in.Minutes) * time.Minute).Unix()
-	rows, err := s.deps.Flows.PairFlows(c, a.String(), b.String(), from, in.Limit, callerOf(c).SiteFilter())
+	var rows []store.FlowRow
+	err = s.withOpen(c, func(open []flowagg.Minute) (err error) {
+		rows, err = s.deps.Flows.PairFlows(c, a.String(), b.String(), from, in.Limit, callerOf(c).SiteFilter(), open)
+		return err
+	})
 	if err != nil {
 		return ConversationDetail{}, err
 	}

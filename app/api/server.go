@@ -94,6 +94,11 @@ type Deps struct {
 	Live http.Handler
 	// Flows reads flows, syslog and events (*store.DB).
 	Flows FlowStore
+	// OpenFlows hands the flow reads the minutes not written yet
+	// (*queue.Channel), so that a flow shows within a second or two of
+	// its arrival rather than when its minute closes; nil: the stored
+	// minutes only.
+	OpenFlows OpenFlows
 	// FlowExporters lists the flow exporters seen since start and their
 	// retimed records (*flows.Collector); nil answers an empty list.
 	FlowExporters interface{ Exporters() []flows.ExporterStatus }

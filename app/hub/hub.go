@@ -252,6 +252,7 @@ func (h *Hub) buildHTTP() error {
 		GeoStore:       h.db,
 		Live:           h.live,
 		Flows:          h.db,
+		OpenFlows:      h.queue,
 		FlowExporters:  h.flows,
 		Deep:           h.db,
 		AuditLog:       h.db,

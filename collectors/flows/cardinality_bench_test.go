@@ -80,8 +80,10 @@ func cardinalityExport(b *testing.B, n int) string {
 // decode), catch-up (from the end of the replay until the hub, stopped,
 // has written every open minute and exited), the hub's CPU per flow from
 // start to exit (all-in), its peak RSS, and the p99 of the flows and
-// conversations endpoints queried while it ingests; then it checks that
-// the database holds exactly the flows decoded.
+// conversations endpoints queried while it ingests, and the freshness of
+// their answers (from a probe flow's send until it is listed, issue 28;
+// freshness_bench_test.go); then it checks that the database holds
+// exactly the flows decoded (the probes' included).
 func BenchmarkCardinality(b *testing.B) {
 	netmon, replayBin := buildBinaries(b)
 	pcap := cardinalityExport(b, *cardinality)
@@ -148,12 +150,22 @@ func runCardinality(b *testing.B, netmon, replayBin, pcap, dsn, dialect string, 
 			lat = append(lat, time.Since(t0))
 		}
 	}()
+	// The freshness probe (freshness_bench_test.go), beside the replay.
+	stopF := make(chan struct{})
+	var fresh []time.Duration
+	var missed int
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		fresh, missed = freshness(b, base, p.addr, stopF)
+	}()
 	out, err := exec.Command(replayBin, "-pcap", pcap, "-to", p.addr, "-rate", strconv.Itoa(dgramRate), "-count", strconv.Itoa(count), "-retime").CombinedOutput()
 	if err != nil {
 		b.Fatalf("flowreplay: %v\n%s", err, out)
 	}
 	end := time.Now()
 	close(stopQ)
+	close(stopF)
 	wg.Wait()
 	if qerr != nil {
 		b.Fatalf("API while ingesting: %v", qerr)
@@ -187,6 +199,8 @@ func runCardinality(b *testing.B, netmon, replayBin, pcap, dsn, dialect string, 
 	}
 	slices.Sort(lat)
 	b.ReportMetric(float64(offered)/float64(seconds), "flows/s")
+	b.ReportMetric(decoded/float64(seconds), "ingest-flows/s")
+	reportFreshness(b, fresh, missed)
 	b.ReportMetric(100*(float64(offered)-decoded)/float64(offered), "loss%")
 	b.ReportMetric(dropped, "dropped")
 	b.ReportMetric(kernel, "kernel-drops")

@@ -169,3 +169,31 @@ func TestSpoofedExporters(t *testing.T) {
 		t.Errorf("%d keys held after close", keys.Load())
 	}
 }
+
+// TestPeek: the open minutes read as they will be written (same detail,
+// same other rows, same totals), and reading them changes nothing: the
+// minute goes on summing, and closes once with every record.
+func TestPeek(t *testing.T) {
+	now := time.Unix(1_800_000_030, 0)
+	a := New(Config{MinuteRows: 3}, nil, nil)
+	var fs []record.Flow
+	for i := range 10 {
+		fs = append(fs, flow(now.Unix(), exp1, i, 6, uint64(100+i)))
+	}
+	a.Add(fs, now)
+	peek := a.Peek()
+	if got, want := sum(peek), (totals{records: 10, packets: 10, octets: 1045, flows: 10, detail: 3, other: 1}); got != want {
+		t.Fatalf("peek %+v, want %+v", got, want)
+	}
+	if again := a.Peek(); sum(again) != sum(peek) {
+		t.Fatalf("a second peek %+v, the first %+v: peeking changed the minute", sum(again), sum(peek))
+	}
+	a.Add(fs, now)
+	ms := a.Due(now, true)
+	if got, want := sum(ms), (totals{records: 20, packets: 20, octets: 2090, flows: 20, detail: 3, other: 1}); got != want {
+		t.Fatalf("closed %+v, want %+v", got, want)
+	}
+	if len(a.Peek()) != 0 {
+		t.Fatal("a closed minute still peeked")
+	}
+}

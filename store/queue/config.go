@@ -45,6 +45,20 @@ type Config struct {
 	// minutes must have closed); HourEvery how often the roll-up looks.
 	HourDelay time.Duration
 	HourEvery time.Duration
+	// OpenMaxAge is how old a writer's summary of its open flow minutes
+	// may be when a flow read uses it (open.go): a flow is visible at
+	// most about this long after it arrived; a read finding the summary
+	// older than half of it asks for the next one without waiting, so
+	// readers seldom wait for a summary (a pass over the open keys).
+	OpenMaxAge time.Duration
+	// OpenWait bounds how long a flow read waits for the writers (a
+	// summary, the end of a write under way: milliseconds as a rule). A
+	// writer can be held much longer by a slow store (a write with its
+	// retries); past OpenWait the read goes ahead with what it has: the
+	// tables and the summaries it got, not the minutes being written
+	// (those may be missing from that answer, never counted twice unless
+	// a second write also begins and commits during it).
+	OpenWait time.Duration
 }
 
 // DefaultConfig: flows summed per exporter minute with
@@ -59,5 +73,6 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Capacity: 65536, FlowRecords: 4 << 20, SyslogRecords: 1 << 20, TelemetryRecords: 32768, DeepRecords: 32768,
 		Workers: 4, BatchMax: 1 << 20, FlushEvery: time.Second, Retries: 3, RetryDelay: 2 * time.Second,
-		Flows: flowagg.DefaultConfig(), HourRows: 2000, HourDelay: 2 * time.Minute, HourEvery: 30 * time.Second}
+		Flows: flowagg.DefaultConfig(), HourRows: 2000, HourDelay: 2 * time.Minute, HourEvery: 30 * time.Second,
+		OpenMaxAge: 2 * time.Second, OpenWait: 2 * time.Second}
 }

@@ -13,7 +13,8 @@
 // dropped with a reason (netmon_ingest_records_total{kind,result}), also at
 // shutdown, where Stop drains the queue and writes every open minute
 // before returning. A flow counts as written when its minute commits;
-// until then it is held (netmon_flow_aggregation_records).
+// until then it is held (netmon_flow_aggregation_records), and the flow
+// reads see it through ReadOpenFlows (open.go).
 package queue
 
 import (
@@ -100,7 +101,10 @@ type Channel struct {
 	aggKeys, aggRecords atomic.Int64
 	aggs                []*flowagg.Aggregator
 	flushReq            []chan chan struct{} // per writer: close every open minute now
-	workersDone         chan struct{}        // closed once Stop's writers returned
+	peekReq             []chan chan struct{} // per writer: summarise the open minutes (open.go)
+	live                liveState
+	rereads             prometheus.Counter
+	workersDone         chan struct{} // closed once Stop's writers returned
 	hoursDone           chan struct{}
 	hoursStop           chan struct{}
 
@@ -147,6 +151,12 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 	if cfg.HourEvery <= 0 {
 		cfg.HourEvery = d.HourEvery
 	}
+	if cfg.OpenMaxAge <= 0 {
+		cfg.OpenMaxAge = d.OpenMaxAge
+	}
+	if cfg.OpenWait <= 0 {
+		cfg.OpenWait = d.OpenWait
+	}
 	q := &Channel{log: log, cfg: cfg, w: w, ch: make(chan item, cfg.Capacity)}
 	if cfg.DeepRecords <= 0 {
 		cfg.DeepRecords = d.DeepRecords
@@ -157,10 +167,15 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 		q.inbox[i].wake = make(chan struct{}, 1)
 		q.aggs = append(q.aggs, flowagg.New(cfg.Flows, &q.aggKeys, &q.aggRecords))
 		q.flushReq = append(q.flushReq, make(chan chan struct{}))
+		q.peekReq = append(q.peekReq, make(chan chan struct{}))
 	}
+	q.live.init(cfg.Workers)
 	q.workersDone = make(chan struct{})
 	q.minutes = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "netmon_flow_minutes_written_total", Help: "Exporter minutes of flows written (each once, when it closes; a late flow's minute again).",
+	})
+	q.rereads = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "netmon_flow_open_rereads_total", Help: "Flow reads made again because a minute's write began or ended while they read the open minutes (so that no minute is counted twice).",
 	})
 	q.hourErr = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "netmon_flow_hour_build_errors_total", Help: "Failed roll-ups of closed hours into flow_hours (retried at the next look).",
@@ -201,7 +216,7 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 	q.depth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "netmon_ingest_queue_depth", Help: "Syslog and telemetry batches waiting in the ingest queue's channel (all kinds, records: netmon_ingest_pending_records).",
 	}, func() float64 { return float64(len(q.ch)) })
-	cs := append([]prometheus.Collector{q.records, q.dropped, q.depth, q.minutes, q.hourErr}, aggGauges...)
+	cs := append([]prometheus.Collector{q.records, q.dropped, q.depth, q.minutes, q.hourErr, q.rereads}, aggGauges...)
 	for k, name := range kindNames {
 		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "netmon_ingest_pending_records", Help: "Records held by the ingest queue (waiting or being written), by kind; each kind is bounded (see the README).",
@@ -466,7 +481,7 @@ func (q *Channel) worker(id int) {
 				// Stop closed the channel after the last Put: what is in
 				// the inbox now is all there will be.
 				takeFlows()
-				q.writeMinutes(agg.Due(time.Now(), true))
+				q.writeClosed(id, agg.Due(time.Now(), true))
 				flush()
 				return
 			}
@@ -478,14 +493,31 @@ func (q *Channel) worker(id int) {
 			}
 		case done := <-q.flushReq[id]:
 			takeFlows()
-			q.writeMinutes(agg.Due(time.Now(), true))
+			q.writeClosed(id, agg.Due(time.Now(), true))
+			close(done)
+		case done := <-q.peekReq[id]:
+			// What arrived is summed first: the summary is as fresh as
+			// the inbox.
+			takeFlows()
+			q.live.setPeek(id, agg.Peek(), time.Now())
 			close(done)
 		case <-timer.C:
-			q.writeMinutes(agg.Due(time.Now(), false))
+			q.writeClosed(id, agg.Due(time.Now(), false))
 			flush()
 			timer.Reset(q.cfg.FlushEvery)
 		}
 	}
+}
+
+// writeClosed writes writer id's closed minutes, kept readable while
+// their write is under way (open.go).
+func (q *Channel) writeClosed(id int, ms []flowagg.Minute) {
+	if len(ms) == 0 {
+		return
+	}
+	q.live.begin(id, ms)
+	defer q.live.end(id)
+	q.writeMinutes(ms)
 }
 
 // writeMinutes writes closed minutes with retries of what is not committed

@@ -68,7 +68,7 @@ func TestQueueWritesEverything(t *testing.T) {
 		if got := testutil.ToFloat64(q.dropped.WithLabelValues("flow", "closed")); got != 1 {
 			t.Errorf("dropped after close %v", got)
 		}
-		rows, err := db.TopFlows(context.Background(), ts, 100, "", store.FlowFilter{})
+		rows, err := db.TopFlows(context.Background(), ts, 100, "", store.FlowFilter{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +210,7 @@ func TestQueueRoutesByExporter(t *testing.T) {
 		if p := q.pending[kindFlow].Load(); p != 0 {
 			t.Errorf("pending %d after Stop", p)
 		}
-		rows, err := db.TopFlows(context.Background(), ts, 1000, "", store.FlowFilter{})
+		rows, err := db.TopFlows(context.Background(), ts, 1000, "", store.FlowFilter{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
