@@ -67,6 +67,9 @@ func NewClient(cfg Config, deps Deps, dev record.Device) (*Client, error) {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultConfig().MaxBody
 	}
+	if cfg.MaxRecords <= 0 {
+		cfg.MaxRecords = DefaultConfig().MaxRecords
+	}
 	return &Client{cfg: cfg, dev: dev, base: u, sleep: time.Sleep,
 		http: &http.Client{Transport: tr, Timeout: cfg.Timeout,
 			// A redirect could carry the token elsewhere: never follow.
@@ -169,29 +172,12 @@ func (c *Client) get(ctx context.Context, endpoint, path string, query url.Value
 	envs, err := decodeEnvelopes(body)
 	if err != nil {
 		c.m.failed(reasonDecode)
-		return nil, resp.StatusCode, fmt.Errorf("%s: %w", path, err)
+		if de, ok := err.(*DecodeError); ok {
+			de.Path = path
+		}
+		return nil, resp.StatusCode, err
 	}
 	return envs, resp.StatusCode, nil
-}
-
-// decodeEnvelopes reads one envelope or an array of them (vdom=*).
-func decodeEnvelopes(body []byte) ([]envelope, error) {
-	trimmed := strings.TrimSpace(string(body))
-	if strings.HasPrefix(trimmed, "[") {
-		var envs []envelope
-		if err := json.Unmarshal(body, &envs); err != nil {
-			return nil, fmt.Errorf("not the monitor API's JSON: %w", err)
-		}
-		return envs, nil
-	}
-	var e envelope
-	if err := json.Unmarshal(body, &e); err != nil {
-		return nil, fmt.Errorf("not the monitor API's JSON: %w", err)
-	}
-	if e.Status != "" && e.Status != "success" {
-		return nil, fmt.Errorf("the device answered status %q", e.Status)
-	}
-	return []envelope{e}, nil
 }
 
 // describeErr names the TLS refusal of a self-signed device.
