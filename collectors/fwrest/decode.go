@@ -146,7 +146,7 @@ var errWant = errors.New("shape")
 
 type shapeError struct{ msg string }
 
-func (e shapeError) Error() string { return e.msg }
+func (e shapeError) Error() string   { return e.msg }
 func (e shapeError) Is(t error) bool { return t == errWant }
 
 // open reads the first token of raw and checks it is the delimiter
