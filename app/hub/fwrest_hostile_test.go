@@ -2,6 +2,8 @@ package hub
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,4 +60,42 @@ func TestFirewallHostileAnswersKeepTheHubUp(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestProbeEchoesNothingOfAnotherService (issue 28 item 9): the REST
+// probe names any HTTPS service by address; its answer is classified
+// (connectivity, HTTP code, records, format, the driver's own error
+// words) and carries nothing of that service's JSON, whatever shape it
+// takes, even one dressed as the monitor API.
+func TestProbeEchoesNothingOfAnotherService(t *testing.T) {
+	const secret = "AKIAIOSFODNN7SECRET"
+	for _, tc := range []struct{ desc, body, wantErr string }{
+		{"a JSON API", `{"access_token":"` + secret + `","user":{"password":"` + secret + `"}}`, `no status "success"`},
+		{"a status of its own", `{"status":"` + secret + `","results":{}}`, `the device answered a status other than "success"`},
+		{"dressed as the monitor API", `{"status":"success","version":"` + secret + `","serial":"` + secret + `","results":{"hostname":"` + secret + `","model":"` + secret + `"}}`, "no firmware version"},
+		{"a list", `[{"secret":"` + secret + `"}]`, `no status "success"`},
+		{"a type error on a key of its own", `{"status":"success","version":"v7.0.1","serial":"ABCD1234","results":{"hostname":{"` + secret + `":1}}}`, "hostname: want a string, got an object"},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("X-Secret", secret)
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			_, boot := bootstrap(t, storetestSQLite(t))
+			r := boot.call("POST", "/api/v1/devices/probe", map[string]any{"name": "x", "vendor": "fwvendor", "api_url": srv.URL, "api_token": "t",
+				"api_verify_tls": false}).must(t, 200)
+			if strings.Contains(r.body, secret) || strings.Contains(r.body, "access_token") || strings.Contains(r.body, "password") {
+				t.Errorf("the probe answer carries the service's text: %s", r.body)
+			}
+			var rep api.ProbeReport
+			r.decode(t, &rep)
+			wantErr := "/api/v2/monitor/system/status: not a firewall API response: " + tc.wantErr
+			if rep.OK || rep.Error != wantErr || rep.Version != "" || rep.SysName != "" || len(rep.Endpoints) != 1 ||
+				rep.Endpoints[0] != (api.ProbeEndpoint{Endpoint: "status", Connectivity: true, HTTPCode: 200, Records: 0, Format: "json", Error: wantErr}) {
+				t.Errorf("probe = %+v", rep)
+			}
+		})
+	}
 }

@@ -11,7 +11,7 @@ import (
 
 // env wraps results in a successful envelope.
 func env(results string) string {
-	return `{"status":"success","vdom":"root","serial":"FGT","version":"v7.6.0","results":` + results + `}`
+	return `{"status":"success","vdom":"root","serial":"FGT60F0000000001","version":"v7.6.0","results":` + results + `}`
 }
 
 // TestHostileEnvelopes: every endpoint refuses the shapes that are not
@@ -76,6 +76,7 @@ func TestHostileResults(t *testing.T) {
 		{"status: a string", "status", `"fw"`, "results: want an object, got a string", 0},
 		{"status: hostname a number", "status", `{"hostname":12}`, "hostname: want a string, got a number", 0},
 		{"status: empty object", "status", `{}`, "", 1},
+		{"status: names not shaped as names are left out", "status", `{"hostname":"<img src=x>","model":"a b"}`, "", 1},
 
 		{"resources: an array", "resources", `[]`, "results: want an object, got an array", 0},
 		{"resources: null", "resources", `null`, "results: want an object, got null", 0},
@@ -223,6 +224,30 @@ func TestFixturesDecode(t *testing.T) {
 		var r Result
 		if _, err := decodeAnswer(endpointNames[eps[i]], bodies[i], &r, 100); err != nil {
 			t.Errorf("%s: %v", endpointNames[eps[i]], err)
+		}
+	}
+}
+
+// TestStatusIdentity: the status answer must carry a firmware version
+// and a serial number (what another HTTPS service's JSON does not), and
+// names not shaped as names are left out: the probe returns them.
+func TestStatusIdentity(t *testing.T) {
+	for _, tc := range []struct{ desc, body, want, host string }{
+		{"the firewall", `{"status":"success","serial":"FGT60F0000000001","version":"v7.4.4","results":{"hostname":"fw-1"}}`, "", "fw-1"},
+		{"no version", `{"status":"success","serial":"FGT60F0000000001","results":{"hostname":"fw-1"}}`, "no firmware version", ""},
+		{"a version that is text", `{"status":"success","serial":"FGT60F0000000001","version":"token=abc","results":{}}`, "no firmware version", ""},
+		{"no serial", `{"status":"success","version":"v7.4.4","results":{}}`, "no serial number", ""},
+		{"a serial that is text", `{"status":"success","version":"v7.4.4","serial":"a b","results":{}}`, "no serial number", ""},
+		{"a host name that is text", `{"status":"success","serial":"FGT60F0000000001","version":"v7.4.4","results":{"hostname":"password: hunter2"}}`, "", ""},
+	} {
+		var r Result
+		_, err := decodeAnswer("status", []byte(tc.body), &r, 10)
+		got := ""
+		if err != nil {
+			got = err.(*DecodeError).Reason
+		}
+		if got != tc.want || r.Hostname != tc.host {
+			t.Errorf("%s: (%q, host %q), want (%q, %q)", tc.desc, got, r.Hostname, tc.want, tc.host)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 )
 
@@ -21,9 +22,33 @@ func parseStatus(envs []envelope, r *Result) (int, error) {
 	if err := object(e.Results, "results", &st); err != nil {
 		return 0, err
 	}
-	r.Hostname, r.Model, r.Serial, r.Version = clip(st.Hostname), clip(st.Model), e.Serial, e.Version
+	if !firmwareRe.MatchString(e.Version) {
+		return 0, shapeError{"no firmware version"}
+	}
+	if !serialRe.MatchString(e.Serial) {
+		return 0, shapeError{"no serial number"}
+	}
+	r.Serial, r.Version = e.Serial, e.Version
+	// The names are the device's; one not shaped as a host or model name
+	// is left out rather than carried (the probe returns them).
+	if nameRe.MatchString(st.Hostname) {
+		r.Hostname = st.Hostname
+	}
+	if nameRe.MatchString(st.Model) {
+		r.Model = st.Model
+	}
 	return 1, nil
 }
+
+// The identity of a monitor API answer: what the system status carries
+// and another HTTPS service's JSON does not. A serial is letters and
+// digits ("FGVM0000TEST0001"), a version v<major>.<minor>[.<patch>],
+// a host or model name at most 63 letters, digits, '.', '_' or '-'.
+var (
+	firmwareRe = regexp.MustCompile(`^v?\d{1,3}\.\d{1,3}(\.\d{1,4})?$`)
+	serialRe   = regexp.MustCompile(`^[A-Za-z0-9]{4,32}$`)
+	nameRe     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+)
 
 // parseResources reads system/resource/usage: an object of arrays of
 // {current}. A percentage outside 0..100 or a session count outside

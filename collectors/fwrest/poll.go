@@ -149,6 +149,9 @@ func (c *Client) Poll(ctx context.Context) (Result, error) {
 		}
 		if err != nil {
 			ep.Error = err.Error()
+			if c.probe {
+				ep.Error = errText(err)
+			}
 			if code == 0 {
 				ep.Format = ""
 			}
@@ -176,14 +179,23 @@ func (c *Client) Poll(ctx context.Context) (Result, error) {
 	return r, nil
 }
 
-// Probe polls a device once with a fresh client.
+// Probe polls a device once with a fresh client. Its caller may name any
+// HTTPS service (POST /api/v1/devices/probe): the result is classified
+// (connectivity, HTTP code, records, format, the driver's own error
+// words); the only text it carries from the answer is the system
+// status of an answer recognised as the firewall's (checkIdentity).
 func Probe(ctx context.Context, cfg Config, deps Deps, dev record.Device) (Result, error) {
 	c, err := NewClient(cfg, deps, dev)
 	if err != nil {
 		return Result{}, err
 	}
 	defer c.Close()
+	c.probe = true
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	return c.Poll(ctx)
+	r, err := c.Poll(ctx)
+	if err != nil {
+		err = errors.New(errText(err))
+	}
+	return r, err
 }
