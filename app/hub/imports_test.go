@@ -92,7 +92,7 @@ var importRules = []struct {
 	{"app/fleet/intake", []string{"agentmode/wire", "app/errs", "app/secret", "store", "store/record"}},
 	{"app/fleet/enroll", []string{"agentmode/wire", "app/errs", "app/fleet/intake", "app/secret", "store"}},
 	{"app/fleet/agents", []string{"agentmode/wire", "app/errs", "app/panics", "app/fleet/intake", "store"}},
-	{"app/fleet", []string{"agentmode/wire", "app/fleet/agents", "app/fleet/enroll", "app/fleet/intake", "app/fleet/pki", "store", "store/record"}},
+	{"app/fleet", []string{"agentmode/wire", "app/fleet/agents", "app/panics", "app/fleet/enroll", "app/fleet/intake", "app/fleet/pki", "store", "store/record"}},
 
 	// The agent: its own subpackages, the protocol, the host's sockets,
 	// and the build version; nothing of the hub.
