@@ -46,7 +46,7 @@ var importRules = []struct {
 	// The agent's attribution backends report in the wire's section types.
 	{"capture/attr", []string{"agentmode/wire", "capture/decode", "capture/ebpf", "capture/source"}},
 	{"capture", []string{"app/netguard", "app/panics", "capture/decode", "capture/pcaprec", "capture/source", "collectors/geo"}},
-	{"collectors/geo", []string{"app/netguard"}},
+	{"collectors/geo", []string{"app/netguard", "app/panics"}},
 	{"collectors/geo/threat", []string{"app/panics"}}, // the threat list and domain categories: lookups, like GeoIP
 	{"collectors/udpsock", []string{"store/record"}},
 	{"collectors/flows/netflow", []string{"store/record"}},
