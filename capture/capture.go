@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"netmon/app/panics"
 	"netmon/capture/pcaprec"
 	"netmon/capture/source"
 )
@@ -50,6 +51,9 @@ type Deps struct {
 	Minutes MinuteSink
 	// Now is the clock (tests).
 	Now func() time.Time
+	// Panics recovers a panic of the packet loop (which then runs again)
+	// or of one minute flush, counted; nil still recovers, uncounted.
+	Panics *panics.Guard
 }
 
 // Capture is the hub's own capture: start/stop on an interface, the stats
@@ -106,7 +110,7 @@ func (c *Capture) Start() error {
 			case <-c.stopFlush:
 				return
 			case <-t.C:
-				c.flush(false)
+				_ = c.deps.Panics.Do(func() { c.flush(false) })
 			}
 		}
 	}()
@@ -159,7 +163,12 @@ func (c *Capture) StartCapture(device string) error {
 	c.startedAt = c.deps.Now()
 	c.flushed = c.startedAt.Truncate(time.Minute).Unix() - 60
 	c.stopLoop, c.loopDone = make(chan struct{}), make(chan struct{})
-	go c.loop(src, c.engine, c.stopLoop, c.loopDone)
+	go func(src source.Source, e *Engine, stop, done chan struct{}) {
+		defer close(done)
+		// A panic (the decoders meeting a hostile packet) loses that
+		// packet, is counted, and the loop reads on.
+		c.deps.Panics.Keep(stop, func() { c.loop(src, e, stop) })
+	}(src, c.engine, c.stopLoop, c.loopDone)
 	c.log.Info("capture started", "device", device, "local_nets", len(nets))
 	return nil
 }
@@ -190,8 +199,7 @@ func (c *Capture) StopCapture() error {
 }
 
 // loop reads frames until stopped, the source ends, or it fails.
-func (c *Capture) loop(src source.Source, e *Engine, stop, done chan struct{}) {
-	defer close(done)
+func (c *Capture) loop(src source.Source, e *Engine, stop chan struct{}) {
 	rec := c.deps.Recorder
 	for {
 		select {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"netmon/app/panics"
 )
 
 // RetentionConfig configures the purge of raw time-series rows.
@@ -64,6 +66,9 @@ type retentionTable struct {
 // packages register. It is a component: NewRetention, Register, then Start
 // and Stop.
 type Retention struct {
+	// guard recovers a panic of the purge loop (netmon_panics_total
+	// {component="retention"}) and runs it again.
+	guard   *panics.Guard
 	log     *slog.Logger
 	cfg     RetentionConfig
 	db      *DB
@@ -95,6 +100,7 @@ func NewRetention(log *slog.Logger, cfg RetentionConfig, db *DB, reg prometheus.
 		cfg:     cfg,
 		db:      db,
 		metrics: newRetentionMetrics(reg),
+		guard:   panics.New(reg, log, "retention"),
 	}
 }
 
@@ -161,7 +167,15 @@ func (r *Retention) Start() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	r.done = make(chan struct{})
-	go r.loop(ctx, r.done, min(r.cfg.Interval, retentionFirstRun))
+	go func(done chan<- struct{}) {
+		defer close(done)
+		first := min(r.cfg.Interval, retentionFirstRun)
+		r.guard.Keep(ctx.Done(), func() {
+			f := first
+			first = r.cfg.Interval // after a panic, the next run one Interval on
+			r.loop(ctx, f)
+		})
+	}(r.done)
 	r.log.Info("retention started", "hours", r.cfg.Hours, "interval", r.cfg.Interval, "tables", len(r.tables))
 	return nil
 }
@@ -188,8 +202,7 @@ func (r *Retention) running() bool {
 	return r.done != nil
 }
 
-func (r *Retention) loop(ctx context.Context, done chan<- struct{}, first time.Duration) {
-	defer close(done)
+func (r *Retention) loop(ctx context.Context, first time.Duration) {
 	timer := time.NewTimer(first)
 	defer timer.Stop()
 	for {

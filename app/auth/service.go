@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"netmon/app/panics"
 	"netmon/app/secret"
 	"netmon/store"
 )
@@ -34,6 +35,7 @@ type Store interface {
 
 // Service authenticates requests and manages users, tokens and sessions.
 type Service struct {
+	guard    *panics.Guard // a panic in one sweep: counted, the next sweep runs
 	log      *slog.Logger
 	cfg      Config
 	db       Store
@@ -62,7 +64,8 @@ func New(log *slog.Logger, cfg Config, db Store, auditor Auditor, reg prometheus
 		cfg.Throttle = DefaultThrottleConfig()
 	}
 	return &Service{
-		log: log, cfg: cfg, db: db, auditor: auditor, sessions: sessions,
+		guard: panics.New(reg, log, "auth"),
+		log:   log, cfg: cfg, db: db, auditor: auditor, sessions: sessions,
 		throttle: NewThrottle(cfg.Throttle, "login", reg),
 		accounts: newAccountLimit(cfg.Accounts),
 		metrics:  newMetrics(reg),
@@ -89,7 +92,8 @@ func (s *Service) Start() error {
 			case <-s.stop:
 				return
 			case <-tick.C:
-				s.sweep()
+				// A panic in one sweep is counted; the next one runs.
+				_ = s.guard.Do(s.sweep)
 			}
 		}
 	}()

@@ -26,6 +26,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"netmon/app/panics"
 	"netmon/store"
 )
 
@@ -62,11 +63,13 @@ type pending struct {
 
 // Service is the compliance log.
 type Service struct {
-	log  *slog.Logger
-	cfg  Config
-	deps Deps
-	m    *metrics
-	key  ed25519.PrivateKey
+	// guard keeps the writer and the stamper up (run).
+	guard *panics.Guard
+	log   *slog.Logger
+	cfg   Config
+	deps  Deps
+	m     *metrics
+	key   ed25519.PrivateKey
 
 	queue  chan pending
 	kick   chan struct{}
@@ -99,7 +102,7 @@ func New(log *slog.Logger, cfg Config, deps Deps) *Service {
 	if cfg.StampRetry <= 0 {
 		cfg.StampRetry = DefaultConfig().StampRetry
 	}
-	s := &Service{log: log, cfg: cfg, deps: deps, m: newMetrics(deps.Registry),
+	s := &Service{log: log, cfg: cfg, deps: deps, m: newMetrics(deps.Registry), guard: panics.New(deps.Registry, log, "compliance"),
 		queue: make(chan pending, cfg.Queue), kick: make(chan struct{}, 1)}
 	s.lastWORM.Store("")
 	return s
@@ -135,10 +138,34 @@ func (s *Service) Start() error {
 		cancel()
 		return fmt.Errorf("load compliance chain: %w", err)
 	}
-	s.wg.Add(2)
-	go s.writer(ctx)
-	go s.stamper(ctx)
+	s.run(ctx)
 	return nil
+}
+
+// run starts the writer and the stamper, each kept up by the guard: a
+// panic is counted (netmon_panics_total{component="compliance"}) and
+// the loop runs again; the writer first reads the chain's head back
+// from the database, since its state in memory may be ahead of what
+// was committed.
+func (s *Service) run(ctx context.Context) {
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		restarted := false
+		s.guard.Keep(nil, func() {
+			if restarted {
+				if err := s.c.load(context.WithoutCancel(ctx)); err != nil {
+					s.log.Error("reload compliance chain after a panic", "err", err)
+				}
+			}
+			restarted = true
+			s.writer(ctx)
+		})
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.guard.Keep(ctx.Done(), func() { s.stamper(ctx) })
+	}()
 }
 
 // Stop drains the queue into the chain and stops.
@@ -164,7 +191,6 @@ func (s *Service) enqueue(p pending) bool {
 }
 
 func (s *Service) writer(stop context.Context) {
-	defer s.wg.Done()
 	// Writes are not cancelled by Stop: what was taken from the queue is
 	// committed (Stop drains the queue rather than dropping it).
 	ctx := context.WithoutCancel(stop)
@@ -234,9 +260,7 @@ func (s *Service) Flush(ctx context.Context) {
 	c, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	s.c.advance(c, s.cfg.Now().Unix())
-	s.wg.Add(2)
-	go s.writer(c)
-	go s.stamper(c)
+	s.run(c)
 }
 
 // checkDrift raises time_drift when a statement's clock is ahead.

@@ -51,7 +51,6 @@ func initialStatus(url string) string {
 // stamper asks the TSA for the stamps of the seals that have none yet,
 // again every StampRetry until each succeeds.
 func (s *Service) stamper(ctx context.Context) {
-	defer s.wg.Done()
 	if s.cfg.TSAURL == "" {
 		return
 	}

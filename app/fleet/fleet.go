@@ -28,6 +28,7 @@ import (
 	"netmon/app/fleet/agents"
 	"netmon/app/fleet/enroll"
 	"netmon/app/fleet/intake"
+	"netmon/app/panics"
 	"netmon/store/record"
 )
 
@@ -97,6 +98,7 @@ func New(log *slog.Logger, cfg Config, deps Deps) *Service {
 			Archive: cfg.Archive, Now: cfg.Now}, deps.DB, deps.Auditor, in),
 	}
 	s.register(deps.Registry)
+	s.agents.Panics = panics.New(deps.Registry, log, "fleet")
 	return s
 }
 

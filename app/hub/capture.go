@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"netmon/app/live"
+	"netmon/app/panics"
 	"netmon/capture"
 	"netmon/capture/pcaprec"
 	"netmon/capture/proc"
@@ -24,6 +25,7 @@ func (h *Hub) buildCapture() error {
 		Recorder: pcaprec.New(h.cfg.Record),
 		Enrich:   h.geo,
 		Minutes:  minuteSink{h.db},
+		Panics:   panics.New(h.reg, h.log.With("component", "capture"), "capture"),
 	})
 	if err := h.reg.Register(h.capture.Collector()); err != nil {
 		return fmt.Errorf("capture metrics: %w", err)

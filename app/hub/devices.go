@@ -7,6 +7,7 @@ import (
 
 	"netmon/app/api"
 	"netmon/app/netguard"
+	"netmon/app/panics"
 	"netmon/app/topology"
 	"netmon/collectors/fwrest"
 	"netmon/collectors/snmp"
@@ -39,6 +40,7 @@ func (h *Hub) buildDevices() {
 	})
 	h.parts.add("fwrest", h.fwPoller.Start, noCtx(h.fwPoller.Stop))
 	h.topology = topology.New(h.log.With("component", "topology"), h.db)
+	h.topology.Panics = panics.New(h.reg, h.log.With("component", "topology"), "topology")
 	h.parts.add("topology", h.topology.Start, noCtx(h.topology.Stop))
 }
 

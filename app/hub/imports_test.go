@@ -35,6 +35,7 @@ var importRules = []struct {
 	{"app/version", nil},
 	{"app/httpguard", nil},
 	{"app/netguard", nil}, // the outbound dialer every outbound connection goes through
+	{"app/panics", nil},   // a background item's panic recovered into its error and a count
 
 	// 2. Producers import only leaves (and collectors/geo); their only
 	// output is record.Sink.
@@ -44,24 +45,24 @@ var importRules = []struct {
 	{"capture/ebpf", nil}, // the eBPF backend's kernel programs and map reader
 	// The agent's attribution backends report in the wire's section types.
 	{"capture/attr", []string{"agentmode/wire", "capture/decode", "capture/ebpf", "capture/source"}},
-	{"capture", []string{"app/netguard", "capture/decode", "capture/pcaprec", "capture/source", "collectors/geo"}},
-	{"collectors/geo", []string{"app/netguard"}},
-	{"collectors/geo/threat", nil}, // the threat list and domain categories: lookups, like GeoIP
+	{"capture", []string{"app/netguard", "app/panics", "capture/decode", "capture/pcaprec", "capture/source", "collectors/geo"}},
+	{"collectors/geo", []string{"app/netguard", "app/panics"}},
+	{"collectors/geo/threat", []string{"app/panics"}}, // the threat list and domain categories: lookups, like GeoIP
 	{"collectors/udpsock", []string{"store/record"}},
 	{"collectors/flows/netflow", []string{"store/record"}},
 	{"collectors/flows/sflow", []string{"store/record"}},
-	{"collectors/flows", []string{"collectors/flows/netflow", "collectors/flows/sflow", "collectors/udpsock", "store/record"}},
+	{"collectors/flows", []string{"app/panics", "collectors/flows/netflow", "collectors/flows/sflow", "collectors/udpsock", "store/record"}},
 	{"collectors/flows/replay/cmd/flowreplay", []string{"collectors/flows/replay"}},
 	{"collectors/flows/replay", nil},
-	{"collectors/syslog", []string{"collectors/udpsock", "store/record"}},
-	{"collectors/snmp", []string{"collectors/udpsock", "store/record"}}, // wave 2: a poller and trap listener
-	{"collectors/snmp/snmptest", nil},                                   // starts a real snmpd for tests
-	{"collectors/fwrest", []string{"app/netguard", "store/record"}},     // wave 2: the firewall REST driver
-	{"collectors/fwrest/fwtest", nil},                                   // the fixture device of its tests
+	{"collectors/syslog", []string{"app/panics", "collectors/udpsock", "store/record"}},
+	{"collectors/snmp", []string{"app/panics", "collectors/udpsock", "store/record"}}, // wave 2: a poller and trap listener
+	{"collectors/snmp/snmptest", nil},                                                 // starts a real snmpd for tests
+	{"collectors/fwrest", []string{"app/netguard", "app/panics", "store/record"}},     // wave 2: the firewall REST driver
+	{"collectors/fwrest/fwtest", nil},                                                 // the fixture device of its tests
 
 	// 3. The store knows nothing of HTTP, collectors or alerting.
-	{"store", []string{"store/flowagg", "store/migrations", "store/record"}},
-	{"store/queue", []string{"store/flowagg", "store/record"}},
+	{"store", []string{"app/panics", "store/flowagg", "store/migrations", "store/record"}},
+	{"store/queue", []string{"app/panics", "store/flowagg", "store/record"}},
 	{"store/flowagg", []string{"store/record"}}, // the flow minutes' in-memory sums, between queue and store
 	{"store/storetest", []string{"store"}},
 
@@ -76,22 +77,22 @@ var importRules = []struct {
 	{"alerting/rules", []string{"app/errs", "store/record"}},
 	{"alerting/siem", []string{"app/netguard", "store/record"}},
 	{"app/audit", []string{"store"}},
-	{"app/auth", []string{"app/errs", "app/secret", "store"}},
+	{"app/auth", []string{"app/errs", "app/panics", "app/secret", "store"}},
 	// OIDC maps groups to the roles of its parent, app/auth (which never
 	// imports it).
 	{"app/auth/oidc", []string{"app/auth", "app/errs", "app/netguard"}},
 	{"app/history", []string{"store"}},
-	{"app/procview", []string{"agentmode/wire", "app/errs", "store"}},    // the process detail of deep collection
-	{"app/live", []string{"capture", "capture/pcaprec", "capture/proc"}}, // the tick reads the capture it broadcasts
-	{"app/topology", []string{"app/errs", "store", "store/record"}},      // wave 2
-	{"app/compliance", []string{"app/errs", "store", "store/record"}},    // wave 2
+	{"app/procview", []string{"agentmode/wire", "app/errs", "store"}},                  // the process detail of deep collection
+	{"app/live", []string{"app/panics", "capture", "capture/pcaprec", "capture/proc"}}, // the tick reads the capture it broadcasts
+	{"app/topology", []string{"app/errs", "app/panics", "store", "store/record"}},      // wave 2
+	{"app/compliance", []string{"app/errs", "app/panics", "store", "store/record"}},    // wave 2
 	// The fleet's root composes its three jobs; enroll and agents read
 	// the intake's types (the agent token, the stored rates).
 	{"app/fleet/pki", []string{"agentmode/wire"}},
 	{"app/fleet/intake", []string{"agentmode/wire", "app/errs", "app/secret", "store", "store/record"}},
 	{"app/fleet/enroll", []string{"agentmode/wire", "app/errs", "app/fleet/intake", "app/secret", "store"}},
-	{"app/fleet/agents", []string{"agentmode/wire", "app/errs", "app/fleet/intake", "store"}},
-	{"app/fleet", []string{"agentmode/wire", "app/fleet/agents", "app/fleet/enroll", "app/fleet/intake", "app/fleet/pki", "store", "store/record"}},
+	{"app/fleet/agents", []string{"agentmode/wire", "app/errs", "app/panics", "app/fleet/intake", "store"}},
+	{"app/fleet", []string{"agentmode/wire", "app/fleet/agents", "app/panics", "app/fleet/enroll", "app/fleet/intake", "app/fleet/pki", "store", "store/record"}},
 
 	// The agent: its own subpackages, the protocol, the host's sockets,
 	// and the build version; nothing of the hub.
@@ -103,7 +104,7 @@ var importRules = []struct {
 		"app/api/router", "capture", "capture/pcaprec", "capture/proc", "collectors/flows", "collectors/fwrest", "collectors/geo", "collectors/geo/threat", "collectors/snmp", "store", "store/flowagg", "store/record", "ui"}},
 	// The route machinery: the table's row type, adapters, binding, OpenAPI.
 	{"app/api/router", []string{"app/errs"}},
-	{"app/hub", []string{"alerting", "alerting/anomaly", "alerting/incident", "alerting/notify", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/netguard", "app/topology", "app/version",
+	{"app/hub", []string{"alerting", "alerting/anomaly", "alerting/incident", "alerting/notify", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/netguard", "app/panics", "app/topology", "app/version",
 		"capture", "capture/pcaprec", "capture/proc", "collectors/flows", "collectors/flows/netflow", "collectors/fwrest", "collectors/geo", "collectors/geo/threat", "collectors/snmp", "collectors/syslog", "store", "store/queue", "store/record", "store/vault", "ui"}},
 	// The configuration composes the components' own Config structs.
 	{"app/config", []string{"agentmode", "alerting", "alerting/notify", "agentmode/collect", "app/auth", "app/auth/oidc", "app/compliance", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/logging", "app/netguard", "capture", "capture/pcaprec", "collectors/flows", "collectors/geo", "collectors/geo/threat", "collectors/snmp", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},

@@ -21,6 +21,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"netmon/app/panics"
 )
 
 // Sessions re-checks, every tick, that each client's credentials still
@@ -50,6 +52,7 @@ type TickSource interface {
 
 // Broker fans ticks out to the connected clients.
 type Broker struct {
+	guard    *panics.Guard // a panic in one tick: counted, the next tick runs
 	log      *slog.Logger
 	cfg      Config
 	src      TickSource
@@ -100,7 +103,7 @@ func New(log *slog.Logger, cfg Config, src TickSource, sessions Sessions, reg pr
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 5 * time.Second
 	}
-	b := &Broker{log: log, cfg: cfg, src: src, sessions: sessions, clients: map[*client]struct{}{}}
+	b := &Broker{log: log, cfg: cfg, src: src, sessions: sessions, clients: map[*client]struct{}{}, guard: panics.New(reg, log, "live")}
 	// The origin is checked here, exactly (coder/websocket's patterns match
 	// the host only: http:// passed for an https:// public URL).
 	b.opts.InsecureSkipVerify = true
@@ -165,7 +168,8 @@ func (b *Broker) loop() {
 		case <-b.stop:
 			return
 		case <-t.C:
-			b.tick()
+			// A panic in one tick is counted and the next tick runs.
+			_ = b.guard.Do(b.tick)
 		}
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"netmon/app/panics"
 	"netmon/store"
 )
 
@@ -106,6 +107,9 @@ func Status(utilPct *float64, down bool) string {
 
 // Service builds the graph and expires old edges.
 type Service struct {
+	// Panics counts a panic of the expiry loop (app/hub sets it on the
+	// hub's registry; nil still recovers, uncounted).
+	Panics *panics.Guard
 	log    *slog.Logger
 	db     Store
 	now    func() time.Time
@@ -132,11 +136,14 @@ func (s *Service) Start() error {
 		t := time.NewTicker(s.PruneEvery)
 		defer t.Stop()
 		for {
-			if n, err := s.db.PruneTopologyEdges(ctx, s.now().Add(-EdgeTTL).Unix()); err != nil && ctx.Err() == nil {
-				s.log.Warn("expire topology edges", "error", err)
-			} else if n > 0 {
-				s.log.Info("expired topology edges", "edges", n)
-			}
+			// A panic in one expiry run is counted; the next one runs.
+			_ = s.Panics.Do(func() {
+				if n, err := s.db.PruneTopologyEdges(ctx, s.now().Add(-EdgeTTL).Unix()); err != nil && ctx.Err() == nil {
+					s.log.Warn("expire topology edges", "error", err)
+				} else if n > 0 {
+					s.log.Info("expired topology edges", "edges", n)
+				}
+			})
 			select {
 			case <-ctx.Done():
 				return

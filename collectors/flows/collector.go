@@ -23,6 +23,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"netmon/app/panics"
 	"netmon/collectors/flows/netflow"
 	"netmon/collectors/flows/sflow"
 	"netmon/collectors/udpsock"
@@ -45,6 +46,9 @@ type datagram struct {
 
 // Collector receives and decodes flow exports.
 type Collector struct {
+	// guard recovers a panic of a reader, a worker or the template saver
+	// (netmon_panics_total{component="flows"}) and runs it again.
+	guard     *panics.Guard
 	log       *slog.Logger
 	cfg       Config
 	sink      record.Sink
@@ -90,6 +94,7 @@ func New(log *slog.Logger, cfg Config, sink record.Sink, templates TemplateStore
 	}
 	c := &Collector{log: log, cfg: cfg, sink: sink, templates: templates, dec: netflow.NewDecoder(cfg.NetFlow)}
 	c.m = newMetrics(reg, c.KernelDrops)
+	c.guard = panics.New(reg, log, "flows")
 	c.pool.New = func() any { b := make([]byte, 65536); return &b }
 	c.groups.New = func() any { g := make([]datagram, 0, readBatch); return &g }
 	return c
@@ -142,15 +147,26 @@ func (c *Collector) Start() error {
 	for i := range c.work {
 		c.work[i] = make(chan *[]datagram, max(c.cfg.Backlog/c.cfg.Workers, 1))
 		c.workers.Add(1)
-		go c.worker(i)
+		go func() {
+			defer c.workers.Done()
+			// A panic (a decoder meeting a hostile datagram) loses the
+			// worker's batch in hand, is counted, and the worker goes on.
+			c.guard.Keep(nil, func() { c.worker(i) })
+		}()
 	}
 	for i, conn := range c.conns {
 		c.readers.Add(1)
-		go c.read(conn, sflowOnly[i])
+		go func() {
+			defer c.readers.Done()
+			c.guard.Keep(nil, func() { c.read(conn, sflowOnly[i]) })
+		}()
 	}
 	c.stop = make(chan struct{})
 	c.saver.Add(1)
-	go c.saveLoop()
+	go func() {
+		defer c.saver.Done()
+		c.guard.Keep(c.stop, c.saveLoop)
+	}()
 	return nil
 }
 
@@ -233,7 +249,6 @@ func (a *inodeList) reset() {
 const readBatch = 64
 
 func (c *Collector) read(conn *net.UDPConn, sflowOnly bool) {
-	defer c.readers.Done()
 	br, err := udpsock.NewBatchReader(conn, readBatch)
 	if err != nil {
 		c.log.Error("flow listener cannot read", "error", err)
@@ -302,7 +317,6 @@ func (c *Collector) release(g *[]datagram) {
 }
 
 func (c *Collector) worker(w int) {
-	defer c.workers.Done()
 	work := c.work[w]
 	batch := make([]record.Flow, 0, c.cfg.BatchFlows)
 	tick := time.NewTicker(c.cfg.BatchEvery)
@@ -410,7 +424,6 @@ func Protocol(data []byte) string {
 
 // saveLoop persists the templates when they changed.
 func (c *Collector) saveLoop() {
-	defer c.saver.Done()
 	t := time.NewTicker(c.cfg.TemplateSaveEvery)
 	defer t.Stop()
 	for {

@@ -41,6 +41,7 @@ type Client struct {
 	last  time.Time
 	sleep func(time.Duration)
 	m     *metrics // the scheduled poller's; nil for a probe
+	probe bool     // errors in the driver's words only (errText)
 	// Requests are the times requests were sent.
 	Requests []time.Time
 }
@@ -66,6 +67,9 @@ func NewClient(cfg Config, deps Deps, dev record.Device) (*Client, error) {
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultConfig().MaxBody
+	}
+	if cfg.MaxRecords <= 0 {
+		cfg.MaxRecords = DefaultConfig().MaxRecords
 	}
 	return &Client{cfg: cfg, dev: dev, base: u, sleep: time.Sleep,
 		http: &http.Client{Transport: tr, Timeout: cfg.Timeout,
@@ -149,14 +153,16 @@ func (c *Client) get(ctx context.Context, endpoint, path string, query url.Value
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		c.m.failed(transportReason(err))
-		return nil, 0, describeErr(err)
+		reason := transportReason(err)
+		c.m.failed(reason)
+		return nil, 0, &TransportError{Path: path, Reason: reason, Err: describeErr(err)}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxBody+1))
 	if err != nil {
-		c.m.failed(transportReason(err))
-		return nil, resp.StatusCode, fmt.Errorf("%s: read: %w", path, err)
+		reason := transportReason(err)
+		c.m.failed(reason)
+		return nil, resp.StatusCode, &TransportError{Path: path, Reason: reason, Err: fmt.Errorf("%s: read: %w", path, err)}
 	}
 	if int64(len(body)) > c.cfg.MaxBody {
 		c.m.failed(reasonTooLarge)
@@ -169,29 +175,48 @@ func (c *Client) get(ctx context.Context, endpoint, path string, query url.Value
 	envs, err := decodeEnvelopes(body)
 	if err != nil {
 		c.m.failed(reasonDecode)
-		return nil, resp.StatusCode, fmt.Errorf("%s: %w", path, err)
+		if de, ok := err.(*DecodeError); ok {
+			de.Path = path
+		}
+		return nil, resp.StatusCode, err
 	}
 	return envs, resp.StatusCode, nil
 }
 
-// decodeEnvelopes reads one envelope or an array of them (vdom=*).
-func decodeEnvelopes(body []byte) ([]envelope, error) {
-	trimmed := strings.TrimSpace(string(body))
-	if strings.HasPrefix(trimmed, "[") {
-		var envs []envelope
-		if err := json.Unmarshal(body, &envs); err != nil {
-			return nil, fmt.Errorf("not the monitor API's JSON: %w", err)
-		}
-		return envs, nil
+// TransportError is a request that got no whole answer: not sent,
+// refused, cut or timed out. Reason is one of the metric's reasons.
+type TransportError struct {
+	Path   string
+	Reason string
+	Err    error
+}
+
+func (e *TransportError) Error() string { return e.Err.Error() }
+func (e *TransportError) Unwrap() error { return e.Err }
+
+// errText is err as the probe reports it: the driver's own words only.
+// A probe may name any HTTPS service, so nothing the server chose (its
+// body, its certificate's names, its TLS alert) is echoed; the outbound
+// guard's refusal is ours and says which rule refused.
+func errText(err error) string {
+	var te *TransportError
+	if !errors.As(err, &te) {
+		return err.Error() // HTTPError, DecodeError, the size cap: fixed texts
 	}
-	var e envelope
-	if err := json.Unmarshal(body, &e); err != nil {
-		return nil, fmt.Errorf("not the monitor API's JSON: %w", err)
+	var cv *tls.CertificateVerificationError
+	switch {
+	case te.Reason == reasonGuard:
+		return err.Error()
+	case errors.As(err, &cv):
+		return "TLS: the device's certificate is not trusted (self-signed? set api_verify_tls=false to accept it)"
+	case te.Reason == reasonTLS:
+		return "TLS: the handshake failed"
+	case te.Reason == reasonTimeout:
+		return te.Path + ": no answer in time"
+	case te.Reason == reasonRefused:
+		return "connection refused"
 	}
-	if e.Status != "" && e.Status != "success" {
-		return nil, fmt.Errorf("the device answered status %q", e.Status)
-	}
-	return []envelope{e}, nil
+	return te.Path + ": the connection failed"
 }
 
 // describeErr names the TLS refusal of a self-signed device.

@@ -15,12 +15,18 @@ type Config struct {
 	// MaxBody caps a response body read (a device answering endlessly is
 	// cut, not buffered).
 	MaxBody int64
+	// MaxRecords bounds the entries one endpoint's answer may hold
+	// (interfaces, tunnels, users, health-check members, policies): a
+	// larger answer fails that endpoint (too many entries) instead of
+	// filling memory and the database.
+	MaxRecords int
 }
 
-// DefaultConfig returns the defaults: 150 ms spacing, 10 s a request,
-// 8 MiB a body.
+// DefaultConfig returns the defaults: 150 ms spacing, 10 s a request
+// (connection, headers and the whole body: a slow or endless answer is
+// cut there), 8 MiB a body, 50 000 entries an endpoint.
 func DefaultConfig() Config {
-	return Config{Spacing: 150 * time.Millisecond, Timeout: 10 * time.Second, MaxBody: 8 << 20}
+	return Config{Spacing: 150 * time.Millisecond, Timeout: 10 * time.Second, MaxBody: 8 << 20, MaxRecords: 50000}
 }
 
 // Deps are the driver's collaborators.

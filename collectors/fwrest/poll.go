@@ -2,10 +2,9 @@ package fwrest
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"net/url"
 	"regexp"
-	"sort"
 	"time"
 
 	"netmon/store/record"
@@ -130,32 +129,40 @@ func (c *Client) Poll(ctx context.Context) (Result, error) {
 	if c.dev.VDOM == "all" {
 		r.VDOMMode = "multi"
 	}
-	step := func(name, path string, q url.Values, parse func([]envelope) int) error {
+	limit := c.cfg.MaxRecords
+	step := func(name, path string, q url.Values, parse func([]envelope) (int, error)) error {
 		envs, code, err := c.get(ctx, name, path, q)
 		ep := Endpoint{Endpoint: name, HTTPCode: code, Connectivity: code != 0, Format: "json"}
+		if err == nil {
+			var n int
+			if n, err = parse(envs); err != nil {
+				if errors.Is(err, errTooMany) {
+					c.m.failed(reasonTooLarge)
+				} else {
+					c.m.failed(reasonDecode)
+				}
+				err = &DecodeError{Path: path, Reason: classify(err)}
+			} else {
+				ep.Records = n
+				r.Caps = append(r.Caps, name)
+			}
+		}
 		if err != nil {
 			ep.Error = err.Error()
+			if c.probe {
+				ep.Error = errText(err)
+			}
 			if code == 0 {
 				ep.Format = ""
 			}
-		} else {
-			ep.Records = parse(envs)
-			r.Caps = append(r.Caps, name)
 		}
 		r.Endpoints = append(r.Endpoints, ep)
 		return err
 	}
-	err := step("status", pathStatus, nil, func(envs []envelope) int {
-		e := envs[0]
-		var st struct {
-			Hostname  string `json:"hostname"`
-			ModelName string `json:"model_name"`
-			Model     string `json:"model"`
-		}
-		_ = json.Unmarshal(e.Results, &st)
-		r.Hostname, r.Model, r.Serial, r.Version = st.Hostname, st.Model, e.Serial, e.Version
-		return 1
-	})
+	parse := func(name string) func([]envelope) (int, error) {
+		return func(envs []envelope) (int, error) { return parseEndpoint(name, envs, &r, limit) }
+	}
+	err := step("status", pathStatus, nil, parse("status"))
 	if err != nil {
 		return r, err
 	}
@@ -163,142 +170,32 @@ func (c *Client) Poll(ctx context.Context) (Result, error) {
 	if r.Profile == "" || r.Profile == "auto" {
 		r.Profile = ProfileOf(r.Version)
 	}
-	_ = step("resources", pathResources, url.Values{"resource": {"cpu,mem,disk,session"}}, func(envs []envelope) int {
-		var res map[string][]struct {
-			Current float64 `json:"current"`
-		}
-		if json.Unmarshal(envs[0].Results, &res) != nil {
-			return 0
-		}
-		cur := func(k string) *float64 {
-			if v := res[k]; len(v) > 0 {
-				x := v[0].Current
-				return &x
-			}
-			return nil
-		}
-		r.CPUPct, r.MemPct, r.DiskPct = cur("cpu"), cur("mem"), cur("disk")
-		if s := cur("session"); s != nil {
-			n := int64(*s)
-			r.Sessions = &n
-		}
-		return len(res)
-	})
-	_ = step("interfaces", pathIfaces, nil, func(envs []envelope) int {
-		var m map[string]struct {
-			Name     string  `json:"name"`
-			Alias    string  `json:"alias"`
-			Link     bool    `json:"link"`
-			Speed    float64 `json:"speed"`
-			RxBytes  uint64  `json:"rx_bytes"`
-			TxBytes  uint64  `json:"tx_bytes"`
-			RxErrors uint64  `json:"rx_errors"`
-			TxErrors uint64  `json:"tx_errors"`
-		}
-		if json.Unmarshal(envs[0].Results, &m) != nil {
-			return 0
-		}
-		for _, f := range m {
-			r.Ifaces = append(r.Ifaces, Iface{Name: f.Name, Alias: f.Alias, Link: f.Link, SpeedMbps: f.Speed, RxBytes: f.RxBytes, TxBytes: f.TxBytes, RxErrors: f.RxErrors, TxErrors: f.TxErrors})
-		}
-		sort.Slice(r.Ifaces, func(i, j int) bool { return r.Ifaces[i].Name < r.Ifaces[j].Name })
-		return len(r.Ifaces)
-	})
-	_ = step("vpn_ipsec", pathIPsec, nil, func(envs []envelope) int {
-		for _, e := range envs {
-			var list []struct {
-				Name         string `json:"name"`
-				RGwy         string `json:"rgwy"`
-				CreationTime int64  `json:"creation_time"`
-				Incoming     uint64 `json:"incoming_bytes"`
-				Outgoing     uint64 `json:"outgoing_bytes"`
-				ProxyID      []struct {
-					Status string `json:"status"`
-				} `json:"proxyid"`
-			}
-			if json.Unmarshal(e.Results, &list) != nil {
-				continue
-			}
-			for _, t := range list {
-				st := "down"
-				for _, p := range t.ProxyID {
-					if p.Status == "up" {
-						st = "up"
-					}
-				}
-				r.Tunnels = append(r.Tunnels, Tunnel{VDOM: e.VDOM, Name: t.Name, RemoteGW: t.RGwy, Status: st, UptimeSec: t.CreationTime, InBytes: t.Incoming, OutBytes: t.Outgoing})
-			}
-		}
-		return len(r.Tunnels)
-	})
-	_ = step("vpn_ssl", pathSSL, nil, func(envs []envelope) int {
-		for _, e := range envs {
-			var list []struct {
-				UserName   string `json:"user_name"`
-				RemoteHost string `json:"remote_host"`
-				LastLogin  int64  `json:"last_login_time"`
-			}
-			if json.Unmarshal(e.Results, &list) != nil {
-				continue
-			}
-			for _, u := range list {
-				r.SSLUsers = append(r.SSLUsers, SSLUser{VDOM: e.VDOM, User: u.UserName, RemoteHost: u.RemoteHost, LoginTime: u.LastLogin})
-			}
-		}
-		return len(r.SSLUsers)
-	})
-	_ = step("sdwan", pathSDWAN, nil, func(envs []envelope) int {
-		for _, e := range envs {
-			var m map[string]map[string]struct {
-				Status     string  `json:"status"`
-				Latency    float64 `json:"latency"`
-				Jitter     float64 `json:"jitter"`
-				PacketLoss float64 `json:"packet_loss"`
-			}
-			if json.Unmarshal(e.Results, &m) != nil {
-				continue
-			}
-			for name, members := range m {
-				for member, h := range members {
-					r.Health = append(r.Health, HealthCheck{VDOM: e.VDOM, Name: name, Member: member, Status: h.Status, LatencyMS: h.Latency, JitterMS: h.Jitter, LossPct: h.PacketLoss})
-				}
-			}
-		}
-		sort.Slice(r.Health, func(i, j int) bool {
-			a, b := r.Health[i], r.Health[j]
-			return a.VDOM+"\x00"+a.Name+"\x00"+a.Member < b.VDOM+"\x00"+b.Name+"\x00"+b.Member
-		})
-		return len(r.Health)
-	})
-	_ = step("policies", pathPolicies, nil, func(envs []envelope) int {
-		for _, e := range envs {
-			var list []struct {
-				PolicyID       int64  `json:"policyid"`
-				HitCount       uint64 `json:"hit_count"`
-				Bytes          uint64 `json:"bytes"`
-				Packets        uint64 `json:"packets"`
-				ActiveSessions uint64 `json:"active_sessions"`
-			}
-			if json.Unmarshal(e.Results, &list) != nil {
-				continue
-			}
-			for _, p := range list {
-				r.Policies = append(r.Policies, PolicyHit{VDOM: e.VDOM, PolicyID: p.PolicyID, HitCount: p.HitCount, Bytes: p.Bytes, Packets: p.Packets, ActiveSessions: p.ActiveSessions})
-			}
-		}
-		return len(r.Policies)
-	})
+	_ = step("resources", pathResources, url.Values{"resource": {"cpu,mem,disk,session"}}, parse("resources"))
+	_ = step("interfaces", pathIfaces, nil, parse("interfaces"))
+	_ = step("vpn_ipsec", pathIPsec, nil, parse("vpn_ipsec"))
+	_ = step("vpn_ssl", pathSSL, nil, parse("vpn_ssl"))
+	_ = step("sdwan", pathSDWAN, nil, parse("sdwan"))
+	_ = step("policies", pathPolicies, nil, parse("policies"))
 	return r, nil
 }
 
-// Probe polls a device once with a fresh client.
+// Probe polls a device once with a fresh client. Its caller may name any
+// HTTPS service (POST /api/v1/devices/probe): the result is classified
+// (connectivity, HTTP code, records, format, the driver's own error
+// words); the only text it carries from the answer is the system
+// status of an answer recognised as the firewall's (checkIdentity).
 func Probe(ctx context.Context, cfg Config, deps Deps, dev record.Device) (Result, error) {
 	c, err := NewClient(cfg, deps, dev)
 	if err != nil {
 		return Result{}, err
 	}
 	defer c.Close()
+	c.probe = true
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	return c.Poll(ctx)
+	r, err := c.Poll(ctx)
+	if err != nil {
+		err = errors.New(errText(err))
+	}
+	return r, err
 }

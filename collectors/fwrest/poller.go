@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"netmon/app/panics"
 	"netmon/store/record"
 )
 
@@ -54,6 +55,9 @@ type Poller struct {
 	deps PollerDeps
 	m    *metrics
 	now  func() time.Time
+	// guard recovers a panic in one device's poll into that device's
+	// last_error and netmon_panics_total{component="fwrest"}.
+	guard *panics.Guard
 
 	mu      sync.Mutex
 	devices map[int64]*fwState
@@ -88,7 +92,8 @@ func NewPoller(log *slog.Logger, cfg Config, deps PollerDeps) *Poller {
 	if deps.MaxBackoff <= 0 {
 		deps.MaxBackoff = 30 * time.Minute
 	}
-	return &Poller{log: log, cfg: cfg, deps: deps, m: newMetrics(deps.Registerer), now: time.Now, devices: map[int64]*fwState{}}
+	return &Poller{log: log, cfg: cfg, deps: deps, m: newMetrics(deps.Registerer), now: time.Now, devices: map[int64]*fwState{},
+		guard: panics.New(deps.Registerer, log, "fwrest")}
 }
 
 // Interval is a device's poll interval: poll_seconds, never under
@@ -173,6 +178,12 @@ func phase(d record.Device) time.Duration {
 
 func (p *Poller) run(ctx context.Context) {
 	defer close(p.done)
+	// A panic in the schedule itself restarts it (the devices' state is
+	// the Poller's, not the loop's).
+	p.guard.Keep(ctx.Done(), func() { p.loop(ctx) })
+}
+
+func (p *Poller) loop(ctx context.Context) {
 	if err := p.Refresh(ctx); err != nil {
 		p.log.Warn("read devices", "error", err)
 	}
@@ -190,7 +201,9 @@ func (p *Poller) run(ctx context.Context) {
 			}
 		case <-tick.C:
 			for _, id := range p.due() {
-				p.wg.Go(func() { p.PollDevice(ctx, id) })
+				// PollDevice recovers a panic of the poll into the device's
+				// last_error; this one keeps the process up whatever else.
+				p.wg.Go(func() { _ = p.guard.Do(func() { p.PollDevice(ctx, id) }) })
 			}
 		}
 	}
@@ -242,7 +255,16 @@ func (p *Poller) PollDevice(ctx context.Context, id int64) bool {
 	pctx, cancel := context.WithTimeout(ctx, max(Interval(dev)-5*time.Second, 30*time.Second))
 	// The duration on the monotonic clock, not p.now (a test's clock).
 	began := time.Now()
-	r, err := client.Poll(pctx)
+	var (
+		r   Result
+		err error
+	)
+	// A panic in the poll (a decoder's, the device's answer being
+	// hostile) is this device's error; the client is made anew.
+	panicked := p.guard.Do(func() { r, err = client.Poll(pctx) })
+	if panicked != nil {
+		err = panicked
+	}
 	took := time.Since(began)
 	cancel()
 	stopping := ctx.Err() != nil
@@ -256,10 +278,14 @@ func (p *Poller) PollDevice(ctx context.Context, id int64) bool {
 	}
 	out := record.DevicePoll{DeviceID: dev.ID, TS: start.Unix()}
 	var cur map[string]ifPrev
+	if err == nil {
+		if perr := p.guard.Do(func() { cur = convert(&out, r, dev, prev, prevAt, start) }); perr != nil {
+			err, panicked = perr, perr
+			out = record.DevicePoll{DeviceID: dev.ID, TS: start.Unix()}
+		}
+	}
 	if err != nil {
 		out.Err = err.Error()
-	} else {
-		cur = convert(&out, r, dev, prev, prevAt, start)
 	}
 	if !stopping {
 		p.save(ctx, out)
@@ -268,8 +294,13 @@ func (p *Poller) PollDevice(ctx context.Context, id int64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st.running = false
-	if p.devices[id] != st { // deleted meanwhile
+	if p.devices[id] != st || (panicked != nil && st.client == client) { // deleted meanwhile, or a client in an unknown state
 		client.Close()
+		if p.devices[id] == st {
+			st.client, st.prev = nil, nil
+		}
+	}
+	if p.devices[id] != st {
 		return true
 	}
 	if stopping {

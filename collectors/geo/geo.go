@@ -1,7 +1,8 @@
 // Package geo answers "which country and network is this address in"
 // for the capture engine (capture.Enricher) and the hub's geo map
 // (GET /api/v1/geo). It is a lookup service, not a producer: it writes
-// no records and imports no other netmon package.
+// no records and imports only leaves (the outbound guard, the panic
+// guard).
 //
 // Answers come from the .mmdb files of Config.Dir (MaxMind GeoLite2 or
 // GeoIP2 Country/City/ASN, or the free ip-location-db databases that
@@ -25,6 +26,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"netmon/app/panics"
 )
 
 // Sources reported by Geo.Source.
@@ -43,9 +46,14 @@ type Info struct {
 
 // Geo is the GeoIP component. Its methods are safe for concurrent use.
 type Geo struct {
-	log *slog.Logger
-	cfg Config
-	m   *metrics
+	// guard keeps the reload watch and the online lookup loop up: a
+	// panic (the online service's answer, a hostile database file) is
+	// counted in netmon_panics_total{component="geo"} and the loop runs
+	// again.
+	guard *panics.Guard
+	log   *slog.Logger
+	cfg   Config
+	m     *metrics
 
 	mu  sync.RWMutex // guards dbs; lookups hold it for reading while decoding
 	dbs []*database  // sorted by file name
@@ -82,6 +90,7 @@ func New(log *slog.Logger, cfg Config, reg prometheus.Registerer) *Geo {
 		}
 		g.online = newOnline(g.log, cfg, g.m, client, g.hasDatabases)
 	}
+	g.guard = panics.New(reg, log, "geo")
 	return g
 }
 
@@ -104,10 +113,10 @@ func (g *Geo) Start() error {
 	g.cancel = cancel
 	g.started = true
 	if g.cfg.ReloadInterval > 0 {
-		g.wg.Go(func() { g.watch(ctx) })
+		g.wg.Go(func() { g.guard.Keep(ctx.Done(), func() { g.watch(ctx) }) })
 	}
 	if g.online != nil {
-		g.wg.Go(func() { g.online.run(ctx) })
+		g.wg.Go(func() { g.guard.Keep(ctx.Done(), func() { g.online.run(ctx) }) })
 	}
 	g.log.Info("geoip started", "source", g.Source(), "dir", g.cfg.Dir)
 	if g.Source() == SourceOnline {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"netmon/app/panics"
 	"netmon/store/record"
 )
 
@@ -55,6 +56,9 @@ type Poller struct {
 	deps Deps
 	m    *metrics
 	now  func() time.Time
+	// guard recovers a panic in one device's poll into that device's
+	// last_error and netmon_panics_total{component="snmp"}.
+	guard *panics.Guard
 
 	mu      sync.Mutex
 	devices map[int64]*devState
@@ -113,7 +117,8 @@ func New(log *slog.Logger, cfg Config, deps Deps) *Poller {
 	if cfg.MaxARP <= 0 {
 		cfg.MaxARP = d.MaxARP
 	}
-	return &Poller{log: log, cfg: cfg, deps: deps, m: newMetrics(deps.Registerer), now: time.Now, devices: map[int64]*devState{}, perHost: map[string]int{}, latest: map[int64]latestPoll{}}
+	return &Poller{log: log, cfg: cfg, deps: deps, m: newMetrics(deps.Registerer), now: time.Now, devices: map[int64]*devState{}, perHost: map[string]int{}, latest: map[int64]latestPoll{},
+		guard: panics.New(deps.Registerer, log, "snmp")}
 }
 
 // Start starts the scheduler and the workers (nothing when disabled).
@@ -206,13 +211,20 @@ func (p *Poller) run(ctx context.Context) {
 	for range p.cfg.Concurrency {
 		wg.Go(func() {
 			for st := range work {
-				p.pollDevice(ctx, st)
+				// pollDevice recovers a panic of the poll into the
+				// device's last_error; this keeps the worker whatever else.
+				_ = p.guard.Do(func() { p.pollDevice(ctx, st) })
 			}
 		})
 	}
 	defer p.closeSessions() // after the workers are done
 	defer wg.Wait()
 	defer close(work)
+	// A panic in the schedule restarts it; the devices are the Poller's.
+	p.guard.Keep(ctx.Done(), func() { p.schedule(ctx, work) })
+}
+
+func (p *Poller) schedule(ctx context.Context, work chan<- *devState) {
 	if err := p.Refresh(ctx); err != nil {
 		p.log.Warn("read devices", "error", err)
 	}
@@ -273,8 +285,20 @@ func (p *Poller) pollDevice(ctx context.Context, st *devState) {
 	topo := p.now().Sub(st.lastTopo) >= p.cfg.TopologyEvery
 	p.mu.Unlock()
 
-	// st.ifs and st.sess are this worker's alone while st.running.
-	res, prevNext, err := p.poll(ctx, dev, prev, topo, &st.ifs, &st.sess)
+	// st.ifs and st.sess are this worker's alone while st.running. A
+	// panic in the poll (a decoder meeting a hostile agent's answer) is
+	// this device's error; its session and caches start anew.
+	var (
+		res      record.DevicePoll
+		prevNext *prevPoll
+		err      error
+	)
+	if perr := p.guard.Do(func() { res, prevNext, err = p.poll(ctx, dev, prev, topo, &st.ifs, &st.sess) }); perr != nil {
+		res, prevNext, err = record.DevicePoll{DeviceID: dev.ID, TS: p.now().Unix(), Err: perr.Error()}, nil, perr
+		p.mu.Lock()
+		st.reset = true
+		p.mu.Unlock()
+	}
 	stopping := errors.Is(ctx.Err(), context.Canceled)
 	if !stopping {
 		if werr := p.deps.Writer.SaveDevicePoll(ctx, res); werr != nil {

@@ -33,6 +33,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"netmon/app/panics"
 	"netmon/collectors/udpsock"
 	"netmon/store/record"
 )
@@ -40,10 +41,13 @@ import (
 // Receiver is the syslog UDP receiver. Build it with New, then Start and
 // Stop it once each.
 type Receiver struct {
-	log  *slog.Logger
-	cfg  Config
-	sink record.Sink
-	m    *metrics
+	// guard recovers a panic of the reader or a worker (counted in
+	// netmon_panics_total{component="syslog"}) and runs it again.
+	guard *panics.Guard
+	log   *slog.Logger
+	cfg   Config
+	sink  record.Sink
+	m     *metrics
 
 	bufs sync.Pool // *[]byte of MaxMessage+1 bytes
 	// work has one queue per worker; a sender always goes to the same one,
@@ -77,6 +81,7 @@ func New(log *slog.Logger, cfg Config, sink record.Sink, reg prometheus.Register
 	cfg = cfg.withDefaults()
 	r := &Receiver{log: log, cfg: cfg, sink: sink}
 	r.m = newMetrics(reg, func() float64 { return float64(udpsock.KernelDrops(r.inode.Load())) })
+	r.guard = panics.New(reg, log, "syslog")
 	size := cfg.MaxMessage + 1
 	r.bufs.New = func() any {
 		b := make([]byte, size)
@@ -114,10 +119,18 @@ func (r *Receiver) Start() error {
 	for i := range r.work {
 		r.work[i] = make(chan datagram, max(r.cfg.Backlog/r.cfg.Workers, 1))
 		r.workers.Add(1)
-		go r.worker(r.work[i])
+		go func(work chan datagram) {
+			defer r.workers.Done()
+			// A panic (a parser meeting a hostile datagram) loses that
+			// worker's batch in hand, is counted, and the worker goes on.
+			r.guard.Keep(nil, func() { r.worker(work) })
+		}(r.work[i])
 	}
 	r.reader.Add(1)
-	go r.read()
+	go func() {
+		defer r.reader.Done()
+		r.guard.Keep(nil, r.read)
+	}()
 	r.log.Info("syslog receiver started", "addr", conn.LocalAddr().String(),
 		"read_buffer", got, "workers", r.cfg.Workers, "max_message", r.cfg.MaxMessage)
 	return nil
@@ -160,7 +173,6 @@ func (r *Receiver) Addr() net.Addr {
 // read is the read loop: one syscall per datagram, counting and sizing,
 // then the backlog. It ends when Stop closes the socket.
 func (r *Receiver) read() {
-	defer r.reader.Done()
 	for {
 		bp := r.bufs.Get().(*[]byte)
 		n, from, err := r.conn.ReadFromUDPAddrPort(*bp)
@@ -189,7 +201,6 @@ func (r *Receiver) read() {
 // worker parses datagrams into its own batch and hands the batch to the
 // sink when full or every FlushInterval.
 func (r *Receiver) worker(work chan datagram) {
-	defer r.workers.Done()
 	p := newParser()
 	batch := make([]record.SyslogEvent, 0, r.cfg.BatchSize)
 	// altered messages of the batch by reason, counted when the sink

@@ -27,6 +27,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"netmon/app/panics"
 	"netmon/store/flowagg"
 	"netmon/store/record"
 )
@@ -75,11 +76,15 @@ type item struct {
 
 // Channel is the bounded in-process queue.
 type Channel struct {
-	log *slog.Logger
-	cfg Config
-	w   Writer
-	ch  chan item
-	wg  sync.WaitGroup
+	// guard recovers a panic of a writer or the hour roll-up (counted in
+	// netmon_panics_total{component="queue"}) and runs it again; the
+	// batch a writer held is lost, counted there.
+	guard *panics.Guard
+	log   *slog.Logger
+	cfg   Config
+	w     Writer
+	ch    chan item
+	wg    sync.WaitGroup
 
 	mu     sync.RWMutex // guards closed against Put racing Stop
 	closed bool
@@ -157,7 +162,7 @@ func New(log *slog.Logger, cfg Config, w Writer, reg prometheus.Registerer) *Cha
 	if cfg.OpenWait <= 0 {
 		cfg.OpenWait = d.OpenWait
 	}
-	q := &Channel{log: log, cfg: cfg, w: w, ch: make(chan item, cfg.Capacity)}
+	q := &Channel{log: log, cfg: cfg, w: w, ch: make(chan item, cfg.Capacity), guard: panics.New(reg, log, "queue")}
 	if cfg.DeepRecords <= 0 {
 		cfg.DeepRecords = d.DeepRecords
 	}
@@ -358,10 +363,16 @@ func (q *Channel) drop(kind, reason string, n int) {
 func (q *Channel) Start() error {
 	for i := range q.cfg.Workers {
 		q.wg.Add(1)
-		go q.worker(i)
+		go func() {
+			defer q.wg.Done()
+			q.guard.Keep(nil, func() { q.worker(i) })
+		}()
 	}
 	q.hoursStop, q.hoursDone = make(chan struct{}), make(chan struct{})
-	go q.hours()
+	go func() {
+		defer close(q.hoursDone)
+		q.guard.Keep(q.hoursStop, q.hours)
+	}()
 	return nil
 }
 
@@ -406,7 +417,6 @@ func (q *Channel) Flush() {
 // retried at the next look (the minutes are stored; only the roll-up
 // waits).
 func (q *Channel) hours() {
-	defer close(q.hoursDone)
 	t := time.NewTicker(q.cfg.HourEvery)
 	defer t.Stop()
 	for {
@@ -430,7 +440,6 @@ func (q *Channel) hours() {
 // telemetry into a batch until BatchMax records or FlushEvery, then
 // writes it.
 func (q *Channel) worker(id int) {
-	defer q.wg.Done()
 	in := &q.inbox[id]
 	agg := q.aggs[id]
 	var syslog []record.SyslogEvent

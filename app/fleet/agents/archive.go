@@ -24,11 +24,14 @@ func (s *Service) Start() error {
 			case <-s.stop:
 				return
 			case <-t.C:
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-				if _, err := s.ArchiveOnce(ctx); err != nil {
-					s.log.Error("agent archive failed", "error", err)
-				}
-				cancel()
+				// A panic in one run is counted; the next one runs.
+				_ = s.Panics.Do(func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+					defer cancel()
+					if _, err := s.ArchiveOnce(ctx); err != nil {
+						s.log.Error("agent archive failed", "error", err)
+					}
+				})
 			}
 		}
 	}()

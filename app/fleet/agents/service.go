@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"netmon/app/panics"
 	"netmon/store"
 )
 
@@ -58,6 +59,9 @@ type Roster interface {
 
 // Service answers the agent queries and runs the archive.
 type Service struct {
+	// Panics counts a panic of the archive loop (app/hub sets it on the
+	// hub's registry; nil still recovers, uncounted).
+	Panics  *panics.Guard
 	log     *slog.Logger
 	cfg     Config
 	db      Store

@@ -20,6 +20,27 @@ type Server struct {
 	mu    sync.Mutex
 	times []time.Time
 	paths []string
+	over  map[string]http.HandlerFunc
+}
+
+// Answer makes the device answer the monitor path (as
+// "/api/v2/monitor/system/status") with h instead of its fixture: the
+// hostile answers of the tests (`[]`, null, an endless body).
+func (s *Server) Answer(path string, h http.HandlerFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.over == nil {
+		s.over = map[string]http.HandlerFunc{}
+	}
+	s.over[path] = h
+}
+
+// Body is a handler answering 200 with body as JSON.
+func Body(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(body))
+	}
 }
 
 // Start serves dir (a profile directory) requiring bearer token.
@@ -29,9 +50,14 @@ func Start(dir, token string) *Server {
 		s.mu.Lock()
 		s.times = append(s.times, time.Now())
 		s.paths = append(s.paths, r.URL.RequestURI())
+		h := s.over[r.URL.Path]
 		s.mu.Unlock()
 		if r.Header.Get("Authorization") != "Bearer "+token {
 			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		if h != nil {
+			h(w, r)
 			return
 		}
 		rest, ok := strings.CutPrefix(r.URL.Path, "/api/v2/monitor/")

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"netmon/app/panics"
 )
 
 // DefaultPoll is how often a watched file's mtime is checked (issue 18:
@@ -20,11 +22,12 @@ const DefaultPoll = 2 * time.Minute
 // the last good value in force; the failure is logged and shows in
 // netmon_threat_file_stale (1) and netmon_threat_file_load_errors_total.
 type Watch[T any] struct {
-	log  *slog.Logger
-	path string
-	poll time.Duration
-	load func(string) (T, error)
-	m    *watchMetrics
+	guard *panics.Guard // a panic in one check: counted, the next check runs
+	log   *slog.Logger
+	path  string
+	poll  time.Duration
+	load  func(string) (T, error)
+	m     *watchMetrics
 
 	cur     atomic.Pointer[T]
 	mu      sync.Mutex
@@ -60,7 +63,7 @@ func NewWatch[T any](log *slog.Logger, kind, path string, poll time.Duration, lo
 	if reg != nil {
 		reg.MustRegister(m.errors, m.stale, m.loads)
 	}
-	return &Watch[T]{log: log, path: path, poll: poll, load: load, m: m}
+	return &Watch[T]{log: log, path: path, poll: poll, load: load, m: m, guard: panics.New(reg, log, "threat")}
 }
 
 // Start loads the file once and polls it. A first load that fails is not
@@ -81,7 +84,10 @@ func (w *Watch[T]) Start() error {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				w.Check()
+				// A panic in one check (a loader meeting a hostile
+				// file) is counted; the list in use stays, the next
+				// check runs.
+				_ = w.guard.Do(w.Check)
 			}
 		}
 	}()
