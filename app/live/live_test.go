@@ -228,7 +228,10 @@ func TestSlowClientIsDropped(t *testing.T) {
 	src := &countingSource{size: 256 << 10} // large ticks fill socket buffers fast
 	cfg := DefaultConfig()
 	cfg.Interval = 20 * time.Millisecond
-	cfg.WriteTimeout = 200 * time.Millisecond
+	// Long enough that a fast client held behind the slow one would wait
+	// seconds (what the test must catch), short enough for the test; the
+	// gap it checks is half of it, generous on a loaded machine.
+	cfg.WriteTimeout = 3 * time.Second
 	b, srv := startBroker(t, cfg, src)
 
 	// The slow client: a raw TCP connection that upgrades and never reads.
@@ -249,23 +252,21 @@ func TestSlowClientIsDropped(t *testing.T) {
 	}
 	defer fast.CloseNow()
 	fast.SetReadLimit(1 << 20)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var last time.Time
 	var worstGap time.Duration
-	for i := 0; i < 60; i++ {
+	// Read until the slow client is dropped, and at least 60 ticks.
+	for i := 0; i < 60 || b.Clients() != 1; i++ {
 		if _, _, err := fast.Read(ctx); err != nil {
-			t.Fatalf("fast client read %d: %v", i, err)
+			t.Fatalf("fast client read %d (%d clients connected): %v", i, b.Clients(), err)
 		}
 		if !last.IsZero() {
 			worstGap = max(worstGap, time.Since(last))
 		}
 		last = time.Now()
 	}
-	if b.Clients() != 1 {
-		t.Fatalf("%d clients connected: the slow one was not dropped", b.Clients())
-	}
-	if worstGap > cfg.WriteTimeout {
+	if worstGap > cfg.WriteTimeout/2 {
 		t.Errorf("the fast client waited %v between ticks: the slow one delayed it", worstGap)
 	}
 }
