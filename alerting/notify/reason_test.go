@@ -65,7 +65,7 @@ func TestPublicError(t *testing.T) {
 	for in, want := range map[string]string{
 		"": "", ReasonRefused: ReasonRefused, "remote answered 500 internal server error": "remote answered 500 internal server error",
 		`siem post: Post "https://h/x?key=SECRET": dial tcp 127.0.0.1:9: connect: connection refused`: ReasonFailed,
-		"permanent: remote answered 404 not found": ReasonFailed,
+		"permanent: remote answered 404 not found":                                                    ReasonFailed,
 	} {
 		if got := PublicError(in); got != want {
 			t.Errorf("PublicError(%q) = %q, want %q", in, got, want)
