@@ -170,6 +170,30 @@ func TestAlertSecretsReachNoReader(t *testing.T) {
 			}
 			c.call("GET", "/api/alerts", nil).must(t, 403)
 		}
+
+		// A row stored before the reasons existed quoted the URL: it
+		// reads as "delivery failed".
+		old, err := h.db.InsertAlertEvent(ctx, record.AlertEvent{TS: 1001, Kind: "port", Key: "3|198.51.100.8:4444",
+			Message: "m", Severity: 9, State: "firing", Site: "a", AgentID: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.db.InsertDeliveries(ctx, []record.AlertDelivery{{EventID: old.ID, Channel: "siem", Status: record.DeliveryFailed,
+			CreatedTS: 1001, NextTS: 1001, UpdatedTS: 1001, Event: old}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.db.Writer().ExecContext(ctx, `UPDATE alert_deliveries SET error = $1 WHERE event_id = $2`,
+			`siem post: Post "http://siemuser:***@`+addr+`/ingest?key=SIEM-KEY": dial tcp `+addr+`: connect: connection refused`, old.ID); err != nil {
+			t.Fatal(err)
+		}
+		r := siteBound.call("GET", fmt.Sprintf("/api/v1/alerts/events/%d", old.ID), nil).must(t, 200)
+		if !strings.Contains(r.body, `"status":"failed","attempts":0,`) || !strings.Contains(r.body, `"error":"delivery failed"}]`) || strings.Contains(r.body, "SIEM-KEY") {
+			t.Errorf("an older row reads %s", r.body)
+		}
+		r = boot.call("GET", "/api/v1/alerts/deliveries?status=failed", nil).must(t, 200)
+		if !strings.Contains(r.body, `"error":"delivery failed"}`) || strings.Contains(r.body, "SIEM-KEY") {
+			t.Errorf("the delivery log reads %s", r.body)
+		}
 	})
 }
 
