@@ -135,7 +135,10 @@ type SIEM struct {
 	Enabled   bool   `json:"enabled"`
 	Format    string `json:"format" jsonschema:"enum=,enum=cef,enum=leef,enum=json,enum=text"`
 	Transport string `json:"transport" jsonschema:"enum=,enum=syslog-udp,enum=syslog-tcp,enum=http"`
-	Target    string `json:"target"`
+	// Target is host:port (syslog) or a URL (http). A URL may carry a
+	// credential in its query or userinfo: it is a secret (secrets.go),
+	// masked on read, while a syslog host:port shows in clear.
+	Target string `json:"target"`
 	Token     string `json:"token"`
 	Insecure  bool   `json:"insecure"`
 	// Framing of syslog-tcp: octet (RFC 6587 octet counting, default) or
