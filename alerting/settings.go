@@ -138,9 +138,9 @@ type SIEM struct {
 	// Target is host:port (syslog) or a URL (http). A URL may carry a
 	// credential in its query or userinfo: it is a secret (secrets.go),
 	// masked on read, while a syslog host:port shows in clear.
-	Target string `json:"target"`
-	Token     string `json:"token"`
-	Insecure  bool   `json:"insecure"`
+	Target   string `json:"target"`
+	Token    string `json:"token"`
+	Insecure bool   `json:"insecure"`
 	// Framing of syslog-tcp: octet (RFC 6587 octet counting, default) or
 	// newline.
 	Framing string `json:"framing" jsonschema:"enum=,enum=octet,enum=newline"`
