@@ -135,9 +135,12 @@ type SIEM struct {
 	Enabled   bool   `json:"enabled"`
 	Format    string `json:"format" jsonschema:"enum=,enum=cef,enum=leef,enum=json,enum=text"`
 	Transport string `json:"transport" jsonschema:"enum=,enum=syslog-udp,enum=syslog-tcp,enum=http"`
-	Target    string `json:"target"`
-	Token     string `json:"token"`
-	Insecure  bool   `json:"insecure"`
+	// Target is host:port (syslog) or a URL (http). A URL may carry a
+	// credential in its query or userinfo: it is a secret (secrets.go),
+	// masked on read, while a syslog host:port shows in clear.
+	Target   string `json:"target"`
+	Token    string `json:"token"`
+	Insecure bool   `json:"insecure"`
 	// Framing of syslog-tcp: octet (RFC 6587 octet counting, default) or
 	// newline.
 	Framing string `json:"framing" jsonschema:"enum=,enum=octet,enum=newline"`
@@ -163,70 +166,6 @@ func DefaultSettings() Settings {
 // samples, a 5-minute window.
 func DefaultAnomaly() AnomalyRule {
 	return AnomalyRule{Sensitivity: 3.0, MinSamples: 120, WindowMin: 5}
-}
-
-// Masked is what GET shows in place of a secret that is set; a PUT
-// carrying it (or an empty value) keeps the stored secret.
-const Masked = "********"
-
-// secrets lists the settings that are credentials: the tokens, the
-// passwords and the chat webhook URLs, whose path is the credential
-// (anyone holding one can post to the channel).
-func (s *Settings) secrets() []*string {
-	n := &s.Notifiers
-	return []*string{&n.MessengerToken, &n.WebhookV2Secret, &n.EmailPass, &n.SIEM.Token,
-		&n.Chatapp1URL, &n.Chatapp2URL, &n.TeamchatURL, &n.GenericURL, &n.WebhookV2URL,
-		// Appended: a stored secrets array from before keeps its order.
-		&n.TicketToken, &n.TicketURL}
-}
-
-// Masked returns s with every secret that is set replaced by Masked.
-func (s Settings) Masked() Settings {
-	s = s.clone()
-	for _, p := range s.secrets() {
-		if *p != "" {
-			*p = Masked
-		}
-	}
-	return s
-}
-
-// KeepSecrets returns s with every secret that is empty or Masked taken
-// from old: a form that shows the mask and is saved back unchanged must
-// not erase the stored credential (RELIABILITY case 30).
-func (s Settings) KeepSecrets(old Settings) Settings {
-	s = s.clone()
-	olds := old.secrets()
-	for i, p := range s.secrets() {
-		if *p == "" || *p == Masked {
-			*p = *olds[i]
-		}
-	}
-	return s
-}
-
-// SplitSecrets returns s with its secrets emptied and the secrets alone,
-// in the order of secrets(): the database keeps the second sealed.
-func (s Settings) SplitSecrets() (Settings, []string) {
-	s = s.clone()
-	var out []string
-	for _, p := range s.secrets() {
-		out = append(out, *p)
-		*p = ""
-	}
-	return s, out
-}
-
-// WithSecrets returns s with its secrets set from vals (SplitSecrets'
-// second result); missing values stay as they are.
-func (s Settings) WithSecrets(vals []string) Settings {
-	s = s.clone()
-	for i, p := range s.secrets() {
-		if i < len(vals) {
-			*p = vals[i]
-		}
-	}
-	return s
 }
 
 // Merge applies a partial document to s: sections and fields present in

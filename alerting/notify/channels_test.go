@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -148,19 +149,19 @@ func TestPermanentAndTest(t *testing.T) {
 	n, _ := startNotifier(t, db, testConfig(), box, Deps{})
 	n.Offer(portEvent)
 	ds := waitDeliveries(t, db, record.DeliveryFailed, 1, 10*time.Second)
-	if d := ds[0]; d.Attempts != 1 || d.Error != "permanent: remote answered 404 not found" {
+	if d := ds[0]; d.Attempts != 1 || d.Error != "remote answered 404 not found" {
 		t.Errorf("failed delivery %+v", d)
 	}
 	err := n.Test(context.Background(), GenericURL)
-	if err == nil || err.Error() != "permanent: remote answered 404 not found" {
+	if err == nil || err.Error() != "remote answered 404 not found" || !errors.Is(err, ErrPermanent) {
 		t.Errorf("Test = %v", err)
 	}
-	if err := n.Test(context.Background(), Chatapp1); err == nil || !strings.Contains(err.Error(), "not configured") {
+	if err := n.Test(context.Background(), Chatapp1); err == nil || err.Error() != "channel not configured" || !errors.Is(err, ErrDisabled) {
 		t.Errorf("Test of an unconfigured channel = %v", err)
 	}
 	// A URL resolving to loopback without the allow-list: refused, permanent.
 	n2 := New(storetest.Logger(t), testConfig(), Deps{Store: db, Settings: func() Settings { return Settings{GenericURL: strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)} }}, nil)
-	if err := n2.Test(context.Background(), GenericURL); err == nil || !strings.Contains(err.Error(), "refused") {
+	if err := n2.Test(context.Background(), GenericURL); err == nil || err.Error() != "destination refused by the outbound guard" || !errors.Is(err, ErrPermanent) {
 		t.Errorf("Test to localhost without allow-list = %v", err)
 	}
 	if got := len(rec.requests()); got != 2 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/textproto"
 	"strings"
 	"time"
 
@@ -46,10 +47,10 @@ func (n *Notifier) sendMail(ctx context.Context, s Settings, ev record.AlertEven
 	}
 	m := mail.NewMsg()
 	if err := m.From(s.EmailFrom); err != nil {
-		return permanent(fmt.Errorf("email_from: %w", err))
+		return permanent(fmt.Errorf("%w: email_from: %w", errBadAddress, err))
 	}
 	if err := m.To(s.EmailTo...); err != nil {
-		return permanent(fmt.Errorf("email_to: %w", err))
+		return permanent(fmt.Errorf("%w: email_to: %w", errBadAddress, err))
 	}
 	m.Subject(fmt.Sprintf("[netmon] %s %s: %s", severityWord(ev.Severity), siem.Label(ev.Kind), oneLine(ev.Message)))
 	m.SetDate()
@@ -78,15 +79,24 @@ func mailBody(ev record.AlertEvent) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// classifySMTP makes 5xx replies (a wrong password's 535 above all)
-// permanent; 4xx and connection failures are retried.
+// classifySMTP makes what no retry can fix permanent: a refused
+// password (535), a failed certificate check, a 5xx reply to the message;
+// a 4xx (454 included) and a lost connection are retried. send names the
+// failure (reason.go): the server's reply line is never shown.
 func classifySMTP(err error) error {
 	err = classify(err)
 	var se *mail.SendError
-	if errors.As(err, &se) && se.IsTemp() {
+	if errors.As(err, &se) {
+		if se.IsTemp() || se.ErrorCode() < 500 {
+			return err
+		}
+		return permanent(err)
+	}
+	var tp *textproto.Error
+	if errors.As(err, &tp) && tp.Code < 500 {
 		return err
 	}
-	if strings.Contains(err.Error(), "535") || strings.Contains(err.Error(), "authentication") {
+	if r := Reason(err); r == ReasonAuth || r == ReasonTLS {
 		return permanent(err)
 	}
 	return err

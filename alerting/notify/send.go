@@ -54,8 +54,14 @@ func Sign(secret string, ts int64, body []byte) string {
 	return "sha256=" + hex.EncodeToString(m.Sum(nil))
 }
 
-// send delivers ev to one channel with the settings in force.
+// send delivers ev to one channel with the settings in force. Its error
+// is classified (reason.go): the delivery log and a "send test" show
+// why, never a URL, an address or the peer's words.
 func (n *Notifier) send(ctx context.Context, channel string, s Settings, ev record.AlertEvent, delivery int64) error {
+	return fail(n.sendTo(ctx, channel, s, ev, delivery))
+}
+
+func (n *Notifier) sendTo(ctx context.Context, channel string, s Settings, ev record.AlertEvent, delivery int64) error {
 	if !s.enabled(channel) {
 		return permanent(ErrDisabled)
 	}
@@ -106,7 +112,7 @@ func (n *Notifier) postJSON(ctx context.Context, u string, v any, h http.Header)
 func (n *Notifier) post(ctx context.Context, u string, body []byte, h http.Header) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return permanent(errors.New("bad URL"))
+		return permanent(errBadURL)
 	}
 	for k, v := range h {
 		req.Header[k] = v
@@ -130,7 +136,7 @@ func (n *Notifier) post(ctx context.Context, u string, body []byte, h http.Heade
 }
 
 // classify strips the URL from a client error (url.Error quotes it) and
-// marks refusals of the guard permanent.
+// marks refusals of the guard permanent; send names the rest (reason.go).
 func classify(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -138,10 +144,6 @@ func classify(err error) error {
 	}
 	if errors.Is(err, netguard.ErrBlocked) {
 		return permanent(err)
-	}
-	var to interface{ Timeout() bool }
-	if errors.As(err, &to) && to.Timeout() {
-		return errors.New("timeout")
 	}
 	return err
 }

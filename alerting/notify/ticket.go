@@ -62,7 +62,7 @@ func (n *Notifier) sendTicket(ctx context.Context, s Settings, ev record.AlertEv
 			// grouped the event since it was routed.
 			stored, err := n.dep.Store.AlertEvent(ctx, ev.ID)
 			if err != nil {
-				return fmt.Errorf("read alert event: %w", err)
+				return fmt.Errorf("%w: read alert event: %w", errStore, err)
 			}
 			if stored.ExtRef != "" {
 				return nil // its group's ticket is open already
@@ -90,7 +90,7 @@ func (n *Notifier) sendTicket(ctx context.Context, s Settings, ev record.AlertEv
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.TicketURL, bytes.NewReader(b))
 	if err != nil {
-		return permanent(errors.New("bad URL"))
+		return permanent(errBadURL)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "netmon-notify/1")
@@ -131,7 +131,7 @@ func (n *Notifier) sendTicket(ctx context.Context, s Settings, ev record.AlertEv
 	}
 	if ev.GroupID > 0 {
 		if err := n.dep.Store.SetGroupExtRef(ctx, ev.GroupID, ref); err != nil {
-			return fmt.Errorf("store ticket reference: %w", err)
+			return fmt.Errorf("%w: store ticket reference: %w", errStore, err)
 		}
 		return nil
 	}
@@ -139,7 +139,7 @@ func (n *Notifier) sendTicket(ctx context.Context, s Settings, ev record.AlertEv
 		return nil
 	}
 	if err := n.dep.Store.SetAlertExtRef(ctx, ev.ID, ref); err != nil {
-		return fmt.Errorf("store ticket reference: %w", err)
+		return fmt.Errorf("%w: store ticket reference: %w", errStore, err)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -144,7 +145,9 @@ func (f *Forwarder) peerClosed() bool {
 func (f *Forwarder) sendHTTP(ctx context.Context, line string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.cfg.Target, bytes.NewBufferString(line))
 	if err != nil {
-		return fmt.Errorf("siem request: %w", err)
+		// url.Parse quotes the target: its query or userinfo is often
+		// the credential.
+		return ErrBadTarget
 	}
 	ct := "text/plain; charset=utf-8"
 	if f.cfg.Format == FormatJSON {
@@ -156,6 +159,11 @@ func (f *Forwarder) sendHTTP(ctx context.Context, line string) error {
 	}
 	resp, err := f.client.Do(req)
 	if err != nil {
+		// The client's url.Error quotes the target; keep its cause only.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return fmt.Errorf("siem post: %w", err)
 	}
 	defer resp.Body.Close()
@@ -165,6 +173,9 @@ func (f *Forwarder) sendHTTP(ctx context.Context, line string) error {
 	}
 	return nil
 }
+
+// ErrBadTarget is an HTTP target that is not a URL.
+var ErrBadTarget = errors.New("siem target is not a valid URL")
 
 // HTTPError is a non-2xx answer; its text carries the status only, never
 // the remote body.

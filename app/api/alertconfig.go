@@ -133,11 +133,10 @@ func (s *Server) putAlerts(c *gin.Context, in *alertsPutIn) (OKResult, error) {
 	if err != nil {
 		return OKResult{}, err
 	}
-	next, err := old.Merge(in.Body.raw)
+	next, err := old.Update(in.Body.raw)
 	if err != nil {
 		return OKResult{}, err
 	}
-	next = next.KeepSecrets(old)
 	if err := next.Validate(); err != nil {
 		return OKResult{}, err
 	}

@@ -140,7 +140,7 @@ func (s *Server) alertEvent(c *gin.Context, in *idIn) (AlertEventDetail, error) 
 			return AlertEventDetail{}, err
 		}
 	}
-	return AlertEventDetail{AlertEvent: ev, Notes: notes, Deliveries: deliveries}, nil
+	return AlertEventDetail{AlertEvent: ev, Notes: notes, Deliveries: publicDeliveries(deliveries)}, nil
 }
 
 // AlertNoteBody is the body of POST /api/v1/alerts/events/{id}/note.

@@ -182,8 +182,9 @@ func (s *Server) changeRoutes(c *gin.Context, action string, change func([]notif
 }
 
 // ChannelTestResult is the answer of a "send test": whether the channel
-// accepted it and, if not, why (a status, a refusal, an SMTP reply —
-// never the remote body).
+// accepted it and, if not, why: one of notify's reasons (a status, a
+// refusal, "authentication failed", ...), never the peer's words, its
+// body or the channel's URL.
 type ChannelTestResult struct {
 	Channel string `json:"channel"`
 	OK      bool   `json:"ok"`
@@ -235,5 +236,16 @@ func (s *Server) deliveries(c *gin.Context, in *deliveriesIn) ([]record.AlertDel
 	if s.deps.Deliveries == nil {
 		return []record.AlertDelivery{}, nil
 	}
-	return s.deps.Deliveries.Deliveries(c, store.DeliveryFilter{Channel: in.Channel, Status: in.Status, EventID: in.EventID, Limit: in.Limit})
+	ds, err := s.deps.Deliveries.Deliveries(c, store.DeliveryFilter{Channel: in.Channel, Status: in.Status, EventID: in.EventID, Limit: in.Limit})
+	return publicDeliveries(ds), err
+}
+
+// publicDeliveries shows each stored error as one of notify's reasons:
+// rows written before the reasons existed quote the channel's URL
+// (issue 28), and the alert detail shows them to any viewer.
+func publicDeliveries(ds []record.AlertDelivery) []record.AlertDelivery {
+	for i := range ds {
+		ds[i].Error = notify.PublicError(ds[i].Error)
+	}
+	return ds
 }

@@ -138,12 +138,12 @@ func (s *Server) routeTable() []router.Route {
 		// Alerts (spec 4.4).
 		{Method: http.MethodGet, Path: "/api/alerts", OperationID: "getAlertConfig", Tag: "alerts", Perm: router.Admin,
 			Summary:     "The alert configuration (spec 2.5); secrets that are set show as ********",
-			Description: "Secrets are the notifier tokens and passwords (messenger_token, webhook_v2_secret, email_pass, siem.token) and the notifier URLs, whose path is often the credential. A stored configuration without a section (anomaly) shows that section's defaults. Site-bound identities get 403: the configuration covers every site.",
+			Description: "Secrets are the notifier tokens and passwords (messenger_token, webhook_v2_secret, email_pass, siem.token, ticket_token), the notifier URLs, whose path is often the credential (generic_url, chatapp1_url, chatapp2_url, teamchat_url, webhook_v2_url, ticket_url), and siem.target when it may carry one (transport http, or a target with /, @ or ?; a syslog host:port shows in clear). They are stored sealed and masked in audit records. A stored configuration without a section (anomaly) shows that section's defaults. Site-bound identities get 403: the configuration covers every site.",
 			Do:          router.JSON(s.getAlerts),
 			Errors:      map[int]string{403: "a site-bound identity"}},
 		{Method: http.MethodPut, Path: "/api/alerts", OperationID: "putAlertConfig", Tag: "alerts", Perm: router.Admin,
 			Summary:     "Save the alert configuration and apply it at once: any subset of sections and fields",
-			Description: "Absent sections and fields keep their stored values. A secret sent as ******** or empty keeps the stored one. anomaly.sensitivity must be greater than 0. The change and its audit record (alerts.update, secrets masked) commit together: when the record cannot be written nothing changes (500). Site-bound identities get 403.",
+			Description: "Absent sections and fields keep their stored values. Each secret (see GET) is kept when absent, null or sent as ********; an empty string clears it; any other value replaces it. A credential cannot follow its channel to a new destination: when siem.target (or siem.insecure) changes, siem.token must be sent again or cleared; likewise email_pass for email_host or email_port, webhook_v2_secret for webhook_v2_url, ticket_token for ticket_url. An update changing the destination while keeping the credential is refused with 400 naming it (for example `notifiers.siem.token: the destination changed: send the secret again, or \"\" to clear it`) and changes nothing. anomaly.sensitivity must be greater than 0. The change and its audit record (alerts.update, secrets masked) commit together: when the record cannot be written nothing changes (500). Site-bound identities get 403.",
 			Do:          router.JSON(s.putAlerts),
 			Errors:      map[int]string{403: "a site-bound identity"}},
 
@@ -202,11 +202,11 @@ func (s *Server) routeTable() []router.Route {
 			Errors: map[int]string{403: "a site-bound identity", 404: "no such route"}},
 		{Method: http.MethodPost, Path: "/api/v1/alerts/channels/{channel}/test", OperationID: "testAlertChannel", Tag: "alerts", Perm: router.Admin,
 			Summary:     "Send a test notification to one channel now (audited: alert.channel.test)",
-			Description: "ok false carries why: the remote status, a refused address (outbound guard), an SMTP reply. The remote response body is never returned.",
+			Description: "ok false carries why, as one fixed reason: `remote answered <status>`, `channel not configured`, `destination refused by the outbound guard`, `connection refused`, `timeout`, `name not resolved`, `network unreachable`, `connection lost`, `TLS failed`, `authentication failed`, `sender refused`, `recipient refused`, `message refused`, `server refused`, `invalid URL`, `invalid e-mail address`, `ticket answer has no \"id\"`, `delivery failed`. Never the peer's words (an SMTP reply line, a response body) nor the channel's URL.",
 			Do:          router.JSON(s.testChannel), Errors: map[int]string{403: "a site-bound identity", 503: "alert delivery is not running"}},
 		{Method: http.MethodGet, Path: "/api/v1/alerts/deliveries", OperationID: "listAlertDeliveries", Tag: "alerts", Perm: router.Admin,
 			Summary:     "The delivery log, newest first: one row per event and channel",
-			Description: "status pending (retried with backoff), delivered or failed (permanent error, or retries exhausted); attempts; error is the last failure without secrets or the remote body. route is the rule that chose the channel (empty: the default). Counters: netmon_notify_routed_total{channel} = delivered + failed + pending.",
+			Description: "status pending (retried with backoff), delivered or failed (permanent error, or retries exhausted); attempts; error is the last failure as one of the reasons of the channel test (never a URL, an address or the peer's words). route is the rule that chose the channel (empty: the default). Counters: netmon_notify_routed_total{channel} = delivered + failed + pending.",
 			Do:          router.JSON(s.deliveries), Errors: map[int]string{403: "a site-bound identity"}},
 		// Incidents (spec 3, 4.10, 6.4).
 		{Method: http.MethodGet, Path: "/api/v1/incidents", OperationID: "listIncidents", Tag: "alerts", Perm: router.Session,

@@ -12,6 +12,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -164,8 +165,35 @@ func maskTree(v any) any {
 			x[i] = maskTree(x[i])
 		}
 		return x
+	case string:
+		if credentialURL(x) {
+			return Masked
+		}
 	}
 	return v
+}
+
+// credentialURL reports a URL carrying a credential whatever its field is
+// called (a SIEM target, a webhook): userinfo, or a query parameter named
+// like a secret (?token=, ?key=, ?api_key=). Issue 28.
+func credentialURL(s string) bool {
+	if !strings.Contains(s, "://") {
+		return false
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		// Unparseable but URL-like: it may be a credential all the same.
+		return err != nil
+	}
+	if u.User != nil {
+		return true
+	}
+	for k := range u.Query() {
+		if isSecret(k) {
+			return true
+		}
+	}
+	return false
 }
 
 func isSecret(name string) bool {

@@ -26,6 +26,10 @@ func TestMask(t *testing.T) {
 			Hash     string `json:"password_hash"`
 		}{"k", "bnt_abc", "$2a$10$x"}, `{"api_token":"***","name":"k","password_hash":"***"}`},
 		{"empty secret stays empty (it says 'not set')", map[string]any{"password": ""}, `{"password":""}`},
+		{"a URL carrying a credential, whatever its field (issue 28)", map[string]any{"siem": map[string]any{
+			"target": "https://u:pw@siem.example/in", "other": "https://siem.example/in?Key=abc", "plain": "https://siem.example/in?format=cef",
+			"hostport": "siem.example:514", "broken": "http://%zz@x"}},
+			`{"siem":{"broken":"***","hostport":"siem.example:514","other":"***","plain":"https://siem.example/in?format=cef","target":"***"}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {

@@ -108,6 +108,9 @@ type Hub struct {
 	// outbound is the HTTP client for calls the hub makes (the OpenID
 	// provider); tests point it at their own TLS servers.
 	outbound *http.Client
+	// emailTLS, when set (tests only), is the TLS configuration of the
+	// SMTP channel: tests trust their own mail server's certificate.
+	emailTLS *tls.Config
 
 	// newEnrollToken is the static enroll token made at this start (empty
 	// when it was set or loaded): the start banner shows it once.

@@ -19,7 +19,8 @@ func (h *Hub) buildNotify() {
 		LoadRoutes: func(ctx context.Context) ([]notify.Route, error) {
 			return api.LoadAlertRoutes(ctx, h.db)
 		},
-		Guard: h.netGuard,
+		Guard:    h.netGuard,
+		EmailTLS: h.emailTLS,
 	}, h.reg)
 	h.parts.add("notify", h.notifier.Start, noCtx(h.notifier.Stop))
 }

@@ -82,6 +82,26 @@ describe('alert settings page', () => {
     expect(await page.content()).not.toContain(SECRET)
     await screenshot(page, 'alert-settings')
   })
+
+  test('"clear" removes a stored secret; a re-pointed channel needs its credential again (issue 28)', async () => {
+    // A ticket channel with its token, set through the API.
+    const put = await ctx.request.put(`${hub.url}/api/alerts`, { ...own(), data: { notifiers: { ticket_url: 'https://itsm.example/t', ticket_token: 'e2e-ticket-token' } } })
+    expect(put.status()).toBe(200)
+    await page.goto(`${hub.url}/admin/alert-settings`)
+    await expect.poll(async () => page.locator('[data-secret="ticket_token"] td').nth(1).innerText()).toBe('set')
+    // A new ticket URL with the token kept: the hub refuses, naming it.
+    await page.getByLabel('New ticket_url').fill('https://elsewhere.example/t')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await expect.poll(async () => page.getByText('notifiers.ticket_token: the destination changed').count()).toBe(1)
+    expect((await config()).notifiers.ticket_url).toBe('********')
+    // Cleared with the new URL: saved; the token is gone, the messenger token kept.
+    await page.getByLabel('Clear ticket_token').check()
+    await page.getByRole('button', { name: 'Save' }).click()
+    await expect.poll(async () => (await config()).notifiers.ticket_token).toBe('')
+    const c = await config()
+    expect(c.notifiers.ticket_url).toBe('********')
+    expect(c.notifiers.messenger_token).toBe('********')
+  })
 })
 
 describe('silences page', () => {

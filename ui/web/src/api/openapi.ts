@@ -11,12 +11,12 @@ export interface paths {
         };
         /**
          * The alert configuration (spec 2.5); secrets that are set show as ********
-         * @description Secrets are the notifier tokens and passwords (messenger_token, webhook_v2_secret, email_pass, siem.token) and the notifier URLs, whose path is often the credential. A stored configuration without a section (anomaly) shows that section's defaults. Site-bound identities get 403: the configuration covers every site.
+         * @description Secrets are the notifier tokens and passwords (messenger_token, webhook_v2_secret, email_pass, siem.token, ticket_token), the notifier URLs, whose path is often the credential (generic_url, chatapp1_url, chatapp2_url, teamchat_url, webhook_v2_url, ticket_url), and siem.target when it may carry one (transport http, or a target with /, @ or ?; a syslog host:port shows in clear). They are stored sealed and masked in audit records. A stored configuration without a section (anomaly) shows that section's defaults. Site-bound identities get 403: the configuration covers every site.
          */
         get: operations["getAlertConfig"];
         /**
          * Save the alert configuration and apply it at once: any subset of sections and fields
-         * @description Absent sections and fields keep their stored values. A secret sent as ******** or empty keeps the stored one. anomaly.sensitivity must be greater than 0. The change and its audit record (alerts.update, secrets masked) commit together: when the record cannot be written nothing changes (500). Site-bound identities get 403.
+         * @description Absent sections and fields keep their stored values. Each secret (see GET) is kept when absent, null or sent as ********; an empty string clears it; any other value replaces it. A credential cannot follow its channel to a new destination: when siem.target (or siem.insecure) changes, siem.token must be sent again or cleared; likewise email_pass for email_host or email_port, webhook_v2_secret for webhook_v2_url, ticket_token for ticket_url. An update changing the destination while keeping the credential is refused with 400 naming it (for example `notifiers.siem.token: the destination changed: send the secret again, or "" to clear it`) and changes nothing. anomaly.sensitivity must be greater than 0. The change and its audit record (alerts.update, secrets masked) commit together: when the record cannot be written nothing changes (500). Site-bound identities get 403.
          */
         put: operations["putAlertConfig"];
         post?: never;
@@ -577,7 +577,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test notification to one channel now (audited: alert.channel.test)
-         * @description ok false carries why: the remote status, a refused address (outbound guard), an SMTP reply. The remote response body is never returned.
+         * @description ok false carries why, as one fixed reason: `remote answered <status>`, `channel not configured`, `destination refused by the outbound guard`, `connection refused`, `timeout`, `name not resolved`, `network unreachable`, `connection lost`, `TLS failed`, `authentication failed`, `sender refused`, `recipient refused`, `message refused`, `server refused`, `invalid URL`, `invalid e-mail address`, `ticket answer has no "id"`, `delivery failed`. Never the peer's words (an SMTP reply line, a response body) nor the channel's URL.
          */
         post: operations["testAlertChannel"];
         delete?: never;
@@ -595,7 +595,7 @@ export interface paths {
         };
         /**
          * The delivery log, newest first: one row per event and channel
-         * @description status pending (retried with backoff), delivered or failed (permanent error, or retries exhausted); attempts; error is the last failure without secrets or the remote body. route is the rule that chose the channel (empty: the default). Counters: netmon_notify_routed_total{channel} = delivered + failed + pending.
+         * @description status pending (retried with backoff), delivered or failed (permanent error, or retries exhausted); attempts; error is the last failure as one of the reasons of the channel test (never a URL, an address or the peer's words). route is the rule that chose the channel (empty: the default). Counters: netmon_notify_routed_total{channel} = delivered + failed + pending.
          */
         get: operations["listAlertDeliveries"];
         put?: never;
