@@ -42,6 +42,11 @@ type Config struct {
 	// BodyLimit is the default request body limit in bytes; larger bodies
 	// get 413 before the handler runs.
 	BodyLimit int64
+	// MetricsToken is a bearer that reads /metrics and nothing else
+	// (-metrics-token), for a Prometheus scraper that holds no account:
+	// /metrics shows every site's agents and traffic, so without it only
+	// admins that are not site-bound read it. Empty: no scrape token.
+	MetricsToken string
 }
 
 // DefaultConfig returns the defaults: a 1 MiB body limit.

@@ -38,6 +38,7 @@ func TestHubFlagsBindOneFieldEach(t *testing.T) {
 		{"auth-password", "Auth.Password", ""},
 		{"session-store", "Auth.SessionStore", "memory"},
 		{"multi-site", "Auth.MultiSite", "false"},
+		{"metrics-token", "API.MetricsToken", ""},
 		{"vault-key-file", "Vault.File", "vault.key"},
 		{"vault-key-source", "Vault.Source", "file"},
 		{"capture", "Capture.Enabled", "true"},

@@ -31,6 +31,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"netmon/app/api"
 	"netmon/app/auth"
 	"netmon/app/auth/oidc"
 	"netmon/app/fleet"
@@ -67,6 +68,8 @@ type HubConfig struct {
 	Retention store.RetentionConfig
 	// HTTP caps connections (-max-conns, -max-conns-per-source).
 	HTTP httpguard.Config
+	// API is the HTTP API (-metrics-token).
+	API api.Config
 	// UI is the embedded console (-dev).
 	UI ui.Config
 	// Auth is authentication (-auth-password, -session-store, -multi-site).
@@ -145,6 +148,7 @@ func DefaultHubConfig() HubConfig {
 		Store:      store.DefaultConfig(),
 		Retention:  store.DefaultRetentionConfig(),
 		HTTP:       httpguard.DefaultConfig(),
+		API:        api.DefaultConfig(),
 		Auth:       auth.DefaultConfig(),
 		Vault:      vault.DefaultConfig(),
 		OIDC:       oidc.DefaultConfig(),

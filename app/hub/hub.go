@@ -229,7 +229,7 @@ func (h *Hub) buildHTTP() error {
 	if err != nil {
 		return err
 	}
-	acfg := api.DefaultConfig()
+	acfg := h.cfg.API
 	acfg.Version = version.Version
 	h.api, err = api.New(h.log.With("component", "api"), acfg, api.Deps{
 		DB:             h.db,
