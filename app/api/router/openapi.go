@@ -263,7 +263,11 @@ func (g *docGen) operation(r Route) (map[string]any, error) {
 		}
 		responses["401"] = map[string]any{"description": "no valid session, bearer or agent identity", "content": map[string]any{"application/json": map[string]any{"schema": s}}}
 		if r.Perm != Session && r.Perm.UserPerm() {
-			desc := "the identity lacks the permission " + string(r.Perm)
+			needs := r.Perm
+			if needs == Scrape {
+				needs = Admin // the scrape token aside, the admin permission
+			}
+			desc := "the identity lacks the permission " + string(needs)
 			if r.Global {
 				desc += ", or is site-bound (the resource covers every site)"
 			}
