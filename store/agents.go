@@ -59,17 +59,36 @@ func scanAgent(r rowScanner, withConns bool) (Agent, error) {
 	return a, err
 }
 
+// MachineOfOtherSiteError is CreateAgent's refusal to replace an agent
+// of another site: a machine id is the agent's own word, so an enroll
+// token of one site must not delete what another site enrolled.
+type MachineOfOtherSiteError struct {
+	// AgentID and Site are the enrolled agent that holds the machine id.
+	AgentID int64
+	Site    string
+}
+
+func (e *MachineOfOtherSiteError) Error() string {
+	return fmt.Sprintf("machine id held by agent %d of site %q", e.AgentID, e.Site)
+}
+
 // CreateAgent stores a newly enrolled agent and returns its id. An agent
-// with the same machine id is deleted first, with all its data: the same
-// machine re-enrolling gets a clean new record (spec 3), and its old token
-// and certificate stop resolving. replaced is that agent's id, 0 if none.
+// of the same site with the same machine id is deleted first, with all
+// its data: the same machine re-enrolling gets a clean new record (spec
+// 3), and its old token and certificate stop resolving. replaced is that
+// agent's id, 0 if none. An agent of another site with that machine id is
+// left untouched and the call fails with *MachineOfOtherSiteError.
 func (t *Tx) CreateAgent(ctx context.Context, a Agent) (id, replaced int64, err error) {
 	if a.MachineID != "" {
 		// The "<> ''" repeats the partial index's condition: with only a
 		// bound parameter the planners cannot prove it and scan the table.
-		err := t.tx.QueryRowContext(ctx, `SELECT id FROM agents WHERE machine_id = $1 AND machine_id <> ''`, a.MachineID).Scan(&replaced)
+		var site string
+		err := t.tx.QueryRowContext(ctx, `SELECT id, site FROM agents WHERE machine_id = $1 AND machine_id <> ''`, a.MachineID).Scan(&replaced, &site)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return 0, 0, fmt.Errorf("create agent: %w", err)
+		}
+		if replaced != 0 && site != a.Site {
+			return 0, 0, &MachineOfOtherSiteError{AgentID: replaced, Site: site}
 		}
 		if replaced != 0 {
 			if err := t.deleteAgentRows(ctx, replaced); err != nil {

@@ -17,6 +17,7 @@ import (
 	"netmon/app/errs"
 	"netmon/app/fleet"
 	"netmon/app/logging"
+	"netmon/app/secret"
 )
 
 // authRequiredBody is the exact 401 body of spec section 7.
@@ -54,6 +55,8 @@ func permissionOf(p router.Perm) auth.Permission {
 		return auth.PermAudit
 	case router.GlobalAdmin:
 		return auth.PermGlobalAdmin
+	case router.Scrape:
+		return auth.PermAdmin
 	}
 	return ""
 }
@@ -99,9 +102,11 @@ func (s *Server) csrf(c *gin.Context) {
 //     transaction that takes one of its uses, under the enrollment
 //     throttle: checking it here too would be a second, unthrottled
 //     oracle for guessing tokens.
+//   - Scrape (/metrics): the scrape token as bearer, else as admin below.
 //   - Session and the RBAC permissions: a valid session or API token, or
 //     the open identity when authentication is off (401 otherwise), whose
-//     role has the permission (403, audited as denied, otherwise).
+//     role has the permission (403, audited as denied, otherwise) and,
+//     on a Global route, that is not site-bound (403, audited).
 func (s *Server) authorize(r router.Route) gin.HandlerFunc {
 	switch r.Perm {
 	case router.Public:
@@ -126,7 +131,37 @@ func (s *Server) authorize(r router.Route) gin.HandlerFunc {
 			c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), enrollKey{}, tok))
 			c.Next()
 		}
+	case router.Scrape:
+		user := s.authorizeUser(r)
+		return func(c *gin.Context) {
+			if s.scrapeToken(c) {
+				c.Next()
+				return
+			}
+			user(c)
+		}
 	}
+	return s.authorizeUser(r)
+}
+
+// scrapeToken reports whether the request's bearer is the configured
+// scrape token (-metrics-token), compared in constant time; never with
+// none configured. Any other bearer goes on to the user check: a wrong
+// token is a 401 like any unknown credential.
+func (s *Server) scrapeToken(c *gin.Context) bool {
+	if s.cfg.MetricsToken == "" {
+		return false
+	}
+	h := c.GetHeader("Authorization")
+	if len(h) <= 7 || !strings.EqualFold(h[:7], "bearer ") {
+		return false
+	}
+	return secret.Equal(strings.TrimSpace(h[7:]), s.cfg.MetricsToken)
+}
+
+// authorizeUser is the access check of a user route (Session and the
+// RBAC permissions).
+func (s *Server) authorizeUser(r router.Route) gin.HandlerFunc {
 	perm := permissionOf(r.Perm)
 	route := r.Method + " " + r.Path
 	// A route open to any signed-in identity that changes something (the
@@ -154,6 +189,11 @@ func (s *Server) authorize(r router.Route) gin.HandlerFunc {
 			c.AbortWithStatusJSON(http.StatusForbidden, ErrorBody{Error: "permission denied: the role " + string(id.Role) + " is read-only and changes nothing"})
 			return
 		}
+		if r.Global && id.SiteBound() {
+			s.deps.Auth.Denied(c.Request.Context(), id, permEverySite, route)
+			c.AbortWithStatusJSON(http.StatusForbidden, ErrorBody{Error: errGlobalRoute})
+			return
+		}
 		c.Request = c.Request.WithContext(auth.WithIdentity(c.Request.Context(), id))
 		c.Next()
 	}
@@ -162,6 +202,14 @@ func (s *Server) authorize(r router.Route) gin.HandlerFunc {
 // permChange names, in the audit record of a denial, what a read-only
 // role lacks on a changing route open to any signed-in identity.
 const permChange auth.Permission = "change"
+
+// permEverySite names, in the audit record of a denial, what a site-bound
+// identity lacks on a Global route: a scope covering every site.
+const permEverySite auth.Permission = "every-site"
+
+// errGlobalRoute is the 403 body of a Global route called by a site-bound
+// identity.
+const errGlobalRoute = "permission denied: this covers every site, and a site-bound identity sees only its own"
 
 // errEnrollTokenMissing is the 401 of an EnrollToken route without the
 // header.

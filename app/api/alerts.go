@@ -168,8 +168,9 @@ func (s *Server) alertChange(c *gin.Context, id int64, action, detail string, ch
 	if err != nil {
 		return ev, err
 	}
-	if err := who.Visible(ev.Site); err != nil {
-		return ev, err
+	if who.Visible(ev.Site) != nil {
+		// Another site's event answers exactly as a missing one.
+		return ev, errNoAlertEvent
 	}
 	err = s.deps.AlertStore.InTx(c, func(tx *store.Tx) error {
 		after, err := change(tx, ev)

@@ -18,7 +18,9 @@ const apiDescription = `netmon's hub API. Conventions:
   500 for a server fault (its detail is in the hub log under the response's ` + "`X-Request-Id`" + `).
 * A protected route without a valid session or bearer answers 401 ` + "`{\"error\":\"oturum gerekli\",\"auth_required\":true,\"message\":\"session required\"}`" + `.
 * Each operation's ` + "`x-netmon-permission`" + ` is its access class from the spec: P (public), S (any signed-in identity),
-  or a permission (view, operate, analyze, devices, agents, admin, global-admin), AG (agent identity), EN (enroll token).
+  or a permission (view, operate, analyze, devices, agents, admin, global-admin), AG (agent identity), EN (enroll token),
+  metrics (an admin, or the -metrics-token bearer). An operation with ` + "`x-netmon-global: true`" + ` covers every site:
+  site-bound identities get 403 whatever their role.
 * Every response carries ` + "`X-Request-Id`" + ` (the request's own when it sent a well-formed one).
 * Paths outside ` + "`/api`" + `, ` + "`/ws`" + `, ` + "`/healthz`" + `, ` + "`/readyz`" + ` and ` + "`/metrics`" + ` serve the web UI shell.`
 

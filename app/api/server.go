@@ -43,8 +43,14 @@ type Config struct {
 	// get 413 before the handler runs.
 	BodyLimit int64
 	// AccessLog logs every request at INFO (-access-log); otherwise at
-	// DEBUG, so a default log is not one line per click.
+	// DEBUG, so a first run's log keeps the start banner in view instead
+	// of a line per click.
 	AccessLog bool
+	// MetricsToken is a bearer that reads /metrics and nothing else
+	// (-metrics-token), for a Prometheus scraper that holds no account:
+	// /metrics shows every site's agents and traffic, so without it only
+	// admins that are not site-bound read it. Empty: no scrape token.
+	MetricsToken string
 }
 
 // DefaultConfig returns the defaults: a 1 MiB body limit.

@@ -29,6 +29,7 @@ func TestServiceVocabulary(t *testing.T) {
 		{"enroll token used", enroll.ActionEnrollTokenUsed, ActionEnrollTokenUsed},
 		{"static token rotate", enroll.ActionStaticTokenRotate, ActionStaticTokenRotate},
 		{"enroll result ok", enroll.ResultOK, ResultOK},
+		{"enroll result denied", enroll.ResultDenied, ResultDenied},
 		{"agent update", agents.ActionAgentUpdate, ActionAgentUpdate},
 		{"agent delete", agents.ActionAgentDelete, ActionAgentDelete},
 		{"agents result ok", agents.ResultOK, ResultOK},

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 
 	"netmon/app/auth/oidc"
 )
@@ -74,6 +75,8 @@ func TestAccessErrors(t *testing.T) {
 		{desc: "oidc without redirect", file: "oidc:\n  issuer: https://idp\n  client_id: x\n", wantErr: "oidc.redirect_url: required"},
 		{desc: "unknown oidc key", file: "oidc:\n  issuer: https://idp\n  secret: x\n", wantErr: `unknown key "secret" in oidc`},
 		{desc: "group_roles not a map", file: "oidc:\n  group_roles: admin\n", wantErr: "oidc.group_roles: must be a mapping"},
+		{desc: "short metrics token", args: []string{"--metrics-token", "short-token"}, wantErr: "metrics-token: must be at least 16 characters"},
+		{desc: "metrics token with spaces", file: "metrics_token: \" scrape-token-0123456789\"\n", wantErr: "metrics-token: must be at least 16 characters, without surrounding spaces"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
@@ -86,5 +89,41 @@ func TestAccessErrors(t *testing.T) {
 				t.Fatalf("error = %v, want %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestMetricsToken: -metrics-token, NETMON_METRICS_TOKEN and the YAML key
+// set the API's scrape token (issue 28 item 5), the flag winning; config
+// print never shows it.
+func TestMetricsToken(t *testing.T) {
+	t.Setenv("NETMON_METRICS_TOKEN", "from-env-0123456789")
+	got, err := load(t)
+	if err != nil || got.API.MetricsToken != "from-env-0123456789" {
+		t.Fatalf("env: %v %q", err, got.API.MetricsToken)
+	}
+	got, err = load(t, "--metrics-token", "from-flag-0123456789")
+	if err != nil || got.API.MetricsToken != "from-flag-0123456789" {
+		t.Fatalf("flag: %v %q", err, got.API.MetricsToken)
+	}
+	fs := pflag.NewFlagSet("hub", pflag.ContinueOnError)
+	AddHubFlags(fs)
+	if err := fs.Parse([]string{"--metrics-token", "from-flag-0123456789"}); err != nil {
+		t.Fatal(err)
+	}
+	_, settings, err := LoadHubSettings(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range settings {
+		if s.Key == "metrics_token" {
+			found = s.Value == Redacted && s.Source == (Source{"flag", "--metrics-token"})
+		}
+		if strings.Contains(s.Value, "0123456789") {
+			t.Errorf("config print shows the token: %+v", s)
+		}
+	}
+	if !found {
+		t.Errorf("config print: metrics_token is not shown redacted from its flag: %+v", settings)
 	}
 }

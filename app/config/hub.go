@@ -32,6 +32,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"netmon/app/api"
 	"netmon/app/auth"
 	"netmon/app/auth/oidc"
 	"netmon/app/fleet"
@@ -68,6 +69,8 @@ type HubConfig struct {
 	Retention store.RetentionConfig
 	// HTTP caps connections (-max-conns, -max-conns-per-source).
 	HTTP httpguard.Config
+	// API is the HTTP API (-metrics-token).
+	API api.Config
 	// UI is the embedded console (-dev).
 	UI ui.Config
 	// Auth is authentication (-auth-password, -session-store, -multi-site).
@@ -134,10 +137,6 @@ type Server struct {
 	LogFormat string
 	// LogLevel is "debug", "info", "warn" or "error".
 	LogLevel string
-	// AccessLog is -access-log: one INFO line per HTTP request. Off, the
-	// lines are DEBUG: a first run's log keeps the start banner and the
-	// enroll token in view instead of every click.
-	AccessLog bool
 	// File is the YAML file the configuration was read from, if any.
 	File string
 }
@@ -150,6 +149,7 @@ func DefaultHubConfig() HubConfig {
 		Store:      store.DefaultConfig(),
 		Retention:  store.DefaultRetentionConfig(),
 		HTTP:       httpguard.DefaultConfig(),
+		API:        api.DefaultConfig(),
 		Auth:       auth.DefaultConfig(),
 		Vault:      vault.DefaultConfig(),
 		OIDC:       oidc.DefaultConfig(),

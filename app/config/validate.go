@@ -62,6 +62,11 @@ func (c HubConfig) validateAccess() error {
 	if _, err := ParseProxies(c.Server.TrustedProxies); err != nil {
 		return err
 	}
+	// A short scrape token would be guessed: it is compared, not
+	// throttled like a login.
+	if t := c.API.MetricsToken; t != "" && (len(t) < 16 || strings.TrimSpace(t) != t) {
+		return fmt.Errorf("metrics-token: must be at least 16 characters, without surrounding spaces")
+	}
 	if c.OIDC.Issuer != "" {
 		if c.OIDC.ClientID == "" {
 			return fmt.Errorf("oidc.client_id: required when oidc.issuer is set")

@@ -101,7 +101,7 @@ func (a alertTick) NewAlertEvents() []live.AlertEvent {
 	evs := a.h.alerts.Drain()
 	out := make([]live.AlertEvent, len(evs))
 	for i, e := range evs {
-		out[i] = live.AlertEvent{ID: e.ID, TS: e.TS, Kind: e.Kind, Key: e.Key, Message: e.Message}
+		out[i] = live.AlertEvent{ID: e.ID, TS: e.TS, Kind: e.Kind, Key: e.Key, Message: e.Message, Site: e.Site}
 	}
 	return out
 }

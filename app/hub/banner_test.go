@@ -45,7 +45,7 @@ func TestStartBanner(t *testing.T) {
 // TestAccessLogOptIn: request lines are DEBUG unless -access-log.
 func TestAccessLogOptIn(t *testing.T) {
 	for _, on := range []bool{false, true} {
-		h := startTestHub(t, storetestSQLite(t), func(c *config.HubConfig) { c.Server.AccessLog = on })
+		h := startTestHub(t, storetestSQLite(t), func(c *config.HubConfig) { c.API.AccessLog = on })
 		h.client(t).call("GET", "/api/v1/agents", nil).must(t, 200)
 		want := `"level":"DEBUG","msg":"http request"`
 		if on {

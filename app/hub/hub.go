@@ -236,9 +236,8 @@ func (h *Hub) buildHTTP() error {
 	if err != nil {
 		return err
 	}
-	acfg := api.DefaultConfig()
+	acfg := h.cfg.API
 	acfg.Version = version.Version
-	acfg.AccessLog = h.cfg.Server.AccessLog
 	h.api, err = api.New(h.log.With("component", "api"), acfg, api.Deps{
 		DB:             h.db,
 		Metrics:        h.reg,

@@ -24,25 +24,34 @@ func (s liveSessions) Key(r *http.Request) string {
 	return cr.Token
 }
 
-func (s liveSessions) Valid(ctx context.Context, key string) (bool, error) {
+// Site is the site of the identity app/api's authorize put in the
+// request before the upgrade.
+func (s liveSessions) Site(r *http.Request) (string, bool) {
+	id := auth.FromContext(r.Context())
+	if id == nil {
+		return "", false
+	}
+	return id.SiteFilter(), true
+}
+
+func (s liveSessions) Valid(ctx context.Context, key string) (string, bool, error) {
 	required, err := s.auth.Required(ctx)
 	if err != nil {
-		return false, err
+		return "", false, err
 	}
 	if key == openKey {
 		// Fine while authentication stays off; once a password or the
 		// first user turns it on, an anonymous socket ends.
-		return !required, nil
-	}
-	if !required {
-		return true, nil
+		return "", !required, nil
 	}
 	id, err := s.auth.Authenticate(ctx, auth.Credentials{Token: key})
 	if errors.Is(err, auth.ErrUnauthenticated) {
-		return false, nil
+		// With authentication off, credentials that no longer resolve
+		// leave the open identity, of every site (as authorize does).
+		return "", !required, nil
 	}
 	if err != nil {
-		return false, err
+		return "", false, err
 	}
-	return id.Can(auth.PermView, s.auth.MultiSite()), nil
+	return id.SiteFilter(), id.Can(auth.PermView, s.auth.MultiSite()), nil
 }

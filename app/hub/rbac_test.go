@@ -101,7 +101,13 @@ func TestRBACMatrix(t *testing.T) {
 			}
 			cells = append(cells, who+"="+outcome)
 		}
-		lines = append(lines, fmt.Sprintf("%-6s %-28s %-12s | %s", r.Method, r.Path, r.Perm, strings.Join(cells, " ")))
+		// A Global row (refused to site-bound identities whatever their
+		// role) says so beside its permission.
+		perm := string(r.Perm)
+		if r.Global {
+			perm += ",global"
+		}
+		lines = append(lines, fmt.Sprintf("%-6s %-28s %-12s | %s", r.Method, r.Path, perm, strings.Join(cells, " ")))
 	}
 	sort.Strings(lines)
 	got := strings.Join(lines, "\n") + "\n"

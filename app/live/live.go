@@ -1,6 +1,8 @@
 // Package live is the WebSocket feed /ws (spec 6.1): one tick message per
-// second to every connected client, computed once and shared, and nothing
-// computed while nobody listens.
+// second to every connected client, computed once, encoded once per site
+// scope among the clients (a site-bound client gets its site's alert
+// events only, as REST gives them), and nothing computed while nobody
+// listens.
 //
 // Each client has a small bounded buffer; a client that cannot keep up is
 // disconnected rather than allowed to delay the others (RELIABILITY 24).
@@ -33,10 +35,17 @@ type Sessions interface {
 	// Key is what identifies the credentials of r (the session or API
 	// token), recorded at the upgrade.
 	Key(r *http.Request) string
-	// Valid reports whether the credentials of key still grant the feed.
-	// An error (the database does not answer) keeps the client: it says
-	// nothing about the session.
-	Valid(ctx context.Context, key string) (bool, error)
+	// Site is the site the identity of r (authorized before the upgrade)
+	// is bound to, "" for every site; ok is false when r carries no
+	// identity, and the upgrade is then refused: a client of unknown
+	// scope gets nothing rather than everything.
+	Site(r *http.Request) (site string, ok bool)
+	// Valid reports whether the credentials of key still grant the feed,
+	// and the site they are bound to now (a user moved to another site
+	// gets that site's events from the next tick). An error (the database
+	// does not answer) keeps the client and its scope: it says nothing
+	// about the session.
+	Valid(ctx context.Context, key string) (site string, ok bool, err error)
 }
 
 // CloseSessionEnded is the close code of a socket whose session ended
@@ -48,6 +57,15 @@ const CloseSessionEnded websocket.StatusCode = 4001
 // least one client listens.
 type TickSource interface {
 	Tick(ctx context.Context) (any, error)
+}
+
+// Scoped is a tick that differs by site (Tick: its alert events). The
+// broker encodes ForSite once per distinct site among its clients, not
+// once per client; a tick that is not Scoped is the same for everyone.
+type Scoped interface {
+	// ForSite is the tick as an identity bound to site sees it; "" is
+	// every site's.
+	ForSite(site string) any
 }
 
 // Broker fans ticks out to the connected clients.
@@ -82,6 +100,9 @@ type client struct {
 	done chan struct{}
 	// key identifies the client's credentials for Sessions.Valid.
 	key string
+	// site is the scope of the client's identity ("" every site), set at
+	// the upgrade and by each recheck; guarded by the broker's mu.
+	site string
 }
 
 func (c *client) close(code websocket.StatusCode, reason string) {
@@ -191,7 +212,7 @@ func (b *Broker) tick() {
 		b.log.Warn("tick failed", "error", err)
 		return
 	}
-	raw, err := json.Marshal(msg)
+	raws, err := b.encode(msg)
 	if err != nil {
 		b.log.Error("tick not encodable", "error", err)
 		return
@@ -200,6 +221,12 @@ func (b *Broker) tick() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for c := range b.clients {
+		raw, ok := raws[c.site]
+		if !ok {
+			// Connected (or moved to another site) while the tick was
+			// encoded: it gets the next one.
+			continue
+		}
 		select {
 		case c.send <- raw:
 		default:
@@ -211,8 +238,39 @@ func (b *Broker) tick() {
 	}
 }
 
+// encode renders msg once per distinct site among the clients (once in
+// all when msg is not Scoped), keyed by site.
+func (b *Broker) encode(msg any) (map[string][]byte, error) {
+	b.mu.Lock()
+	raws := map[string][]byte{}
+	for c := range b.clients {
+		raws[c.site] = nil
+	}
+	b.mu.Unlock()
+	scoped, ok := msg.(Scoped)
+	if !ok {
+		raw, err := json.Marshal(msg)
+		if err != nil {
+			return nil, err
+		}
+		for site := range raws {
+			raws[site] = raw
+		}
+		return raws, nil
+	}
+	for site := range raws {
+		raw, err := json.Marshal(scoped.ForSite(site))
+		if err != nil {
+			return nil, err
+		}
+		raws[site] = raw
+	}
+	return raws, nil
+}
+
 // recheck closes the clients whose credentials no longer grant the feed,
-// asking Sessions once per distinct credential.
+// and updates the site of those they still grant, asking Sessions once
+// per distinct credential.
 func (b *Broker) recheck() {
 	if b.sessions == nil {
 		return
@@ -226,12 +284,17 @@ func (b *Broker) recheck() {
 	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Interval)
 	defer cancel()
 	for key, cs := range keys {
-		ok, err := b.sessions.Valid(ctx, key)
+		site, ok, err := b.sessions.Valid(ctx, key)
 		if err != nil {
 			b.log.Warn("live feed: session check failed; clients kept", "error", err)
 			continue
 		}
 		if ok {
+			b.mu.Lock()
+			for _, c := range cs {
+				c.site = site
+			}
+			b.mu.Unlock()
 			continue
 		}
 		b.mu.Lock()
@@ -295,6 +358,18 @@ func (b *Broker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(msg)
 		return
 	}
+	var key, site string
+	if b.sessions != nil {
+		var ok bool
+		if site, ok = b.sessions.Site(r); !ok {
+			b.log.ErrorContext(r.Context(), "bug: websocket upgrade without an identity")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"error":"internal error"}`))
+			return
+		}
+		key = b.sessions.Key(r)
+	}
 	opts := b.opts
 	conn, err := websocket.Accept(w, r, &opts)
 	if err != nil {
@@ -302,10 +377,7 @@ func (b *Broker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b.log.InfoContext(r.Context(), "websocket refused", "origin", r.Header.Get("Origin"), "error", err)
 		return
 	}
-	c := &client{send: make(chan []byte, b.cfg.Buffer), conn: conn, done: make(chan struct{})}
-	if b.sessions != nil {
-		c.key = b.sessions.Key(r)
-	}
+	c := &client{send: make(chan []byte, b.cfg.Buffer), conn: conn, done: make(chan struct{}), key: key, site: site}
 	b.mu.Lock()
 	b.clients[c] = struct{}{}
 	b.mu.Unlock()

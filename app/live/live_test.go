@@ -140,18 +140,25 @@ func TestOriginAllowList(t *testing.T) {
 type keySessions struct {
 	mu      sync.Mutex
 	valid   map[string]bool
+	sites   map[string]string // the key's site; absent: every site
 	failing bool
 }
 
 func (k *keySessions) Key(r *http.Request) string { return r.Header.Get("X-Key") }
 
-func (k *keySessions) Valid(_ context.Context, key string) (bool, error) {
+func (k *keySessions) Site(r *http.Request) (string, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.sites[r.Header.Get("X-Key")], true
+}
+
+func (k *keySessions) Valid(_ context.Context, key string) (string, bool, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.failing {
-		return false, errors.New("database down")
+		return "", false, errors.New("database down")
 	}
-	return k.valid[key], nil
+	return k.sites[key], k.valid[key], nil
 }
 
 func (k *keySessions) set(key string, ok bool) {

@@ -37,6 +37,28 @@ type AlertEvent struct {
 	Kind    string `json:"kind"`
 	Key     string `json:"key"`
 	Message string `json:"message"`
+	// Site is the event's site ("" the hub's): not sent, it decides who
+	// gets the event (ForSite).
+	Site string `json:"-"`
+}
+
+// ForSite is the tick as an identity bound to site sees it: the alert
+// events of that site only, exactly as GET /api/v1/alerts/events filters
+// them; "" (an identity of every site) sees all. Stats, connections and
+// the recording are the hub's own, which REST shows every signed-in
+// identity (GET /api/status, /api/connections), so they are shared.
+func (t Tick) ForSite(site string) any {
+	if site == "" {
+		return t
+	}
+	mine := make([]AlertEvent, 0, len(t.AlertEvents))
+	for _, e := range t.AlertEvents {
+		if e.Site == site {
+			mine = append(mine, e)
+		}
+	}
+	t.AlertEvents = mine
+	return t
 }
 
 // TickRecord is the recording part of a tick.

@@ -182,6 +182,9 @@ func (g *docGen) operation(r Route) (map[string]any, error) {
 	if r.Description != "" {
 		op["description"] = r.Description
 	}
+	if r.Global {
+		op["x-netmon-global"] = true
+	}
 	switch r.Perm {
 	case Public:
 		op["security"] = []any{}
@@ -260,7 +263,15 @@ func (g *docGen) operation(r Route) (map[string]any, error) {
 		}
 		responses["401"] = map[string]any{"description": "no valid session, bearer or agent identity", "content": map[string]any{"application/json": map[string]any{"schema": s}}}
 		if r.Perm != Session && r.Perm.UserPerm() {
-			resp, err := g.errorResponse("the identity lacks the permission " + string(r.Perm))
+			needs := r.Perm
+			if needs == Scrape {
+				needs = Admin // the scrape token aside, the admin permission
+			}
+			desc := "the identity lacks the permission " + string(needs)
+			if r.Global {
+				desc += ", or is site-bound (the resource covers every site)"
+			}
+			resp, err := g.errorResponse(desc)
 			if err != nil {
 				return nil, err
 			}

@@ -19,6 +19,10 @@ const (
 	Admin        Perm = "admin"        // users, tokens, changes of compliance records
 	Audit        Perm = "audit"        // audit log, compliance evidence and reviews (read): admins and auditors
 	GlobalAdmin  Perm = "global-admin" // AI provider management (multi-site)
+	// Scrape is /metrics: the scrape token (-metrics-token) as bearer, or
+	// an identity with the admin permission (site-bound ones refused by
+	// the row's Global).
+	Scrape Perm = "metrics"
 	// AgentIdentity is an enrolled agent: its bearer agent token or its
 	// verified client certificate (spec "AG").
 	AgentIdentity Perm = "AG"

@@ -18,7 +18,13 @@ type Route struct {
 	Description string // optional longer text (CommonMark)
 	Tag         string // group in the docs
 	Perm        Perm   // who may call it
-	Do          Endpoint
+	// Global marks a resource that covers every site (the audit chain,
+	// compliance evidence and reviews, the ISMS registers, /metrics):
+	// authorize refuses site-bound identities with 403 whatever their
+	// role, so a site's admin cannot read or change what the other sites
+	// share.
+	Global bool
+	Do     Endpoint
 	// Errors documents the error statuses the handler itself gives (the
 	// binder's 400/413/415 and the 401/403 of the permission check are
 	// added automatically), each with the ErrorBody schema.

@@ -71,6 +71,7 @@ const (
 	ActionEnrollTokenUsed   = "enroll_token.used"          // an agent enrolled
 	ActionStaticTokenRotate = "enroll_token.rotate_static" // the hub's generated static enroll token replaced
 	ResultOK                = "ok"
+	ResultDenied            = "denied" // a hello refused for a machine of another site
 )
 
 // ErrNoCA is returned by IssueCert when the hub runs without TLS.

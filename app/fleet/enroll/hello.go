@@ -84,10 +84,13 @@ func (s *Service) enroll(ctx context.Context, enrollSecret string, ip netip.Addr
 		PcapEnabled: s.cfg.PcapEnabled, ProtocolVersion: wire.ProtocolVersion}
 	var replaced int64
 	var created store.Agent
+	// What the refusal's audit record names, as the transaction learnt it.
+	var a store.Agent
+	tokenName := "static"
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		a := store.Agent{Name: h.Name, Site: h.Site, MachineID: h.MachineID, TokenHash: secret.Hash(agentToken), Version: h.Version,
+		a = store.Agent{Name: h.Name, Site: h.Site, MachineID: h.MachineID, TokenHash: secret.Hash(agentToken), Version: h.Version,
 			ProtocolVersion: min(max(h.ProtocolVersion, 1), wire.ProtocolVersion), OS: h.OS, Arch: h.Arch, RemoteIP: ip.String(), EnrolledAt: now.Unix()}
-		tokenName := "static"
+		tokenName = "static"
 		switch {
 		case !strings.HasPrefix(enrollSecret, EnrollTokenPrefix) && secret.Equal(enrollSecret, s.cfg.StaticToken):
 			if s.cfg.MultiSite {
@@ -151,10 +154,38 @@ func (s *Service) enroll(ctx context.Context, enrollSecret string, ip netip.Addr
 			map[string]any{"agent_id": id, "name": a.Name, "site": a.Site, "os": a.OS, "arch": a.Arch, "version": a.Version, "enroll_token_id": a.EnrollTokenID}))
 		return err
 	})
+	if other, ok := errors.AsType[*store.MachineOfOtherSiteError](err); ok {
+		return wire.HelloResponse{}, store.Agent{}, 0, s.refuseOtherSite(ctx, a, tokenName, ip, other)
+	}
 	if err != nil {
 		return wire.HelloResponse{}, store.Agent{}, 0, err
 	}
 	return resp, created, replaced, nil
+}
+
+// errMachineOtherSite refuses a hello whose machine id is enrolled in
+// another site. It names neither that site nor its agent: the caller holds
+// an enroll token of its own site only.
+var errMachineOtherSite = errs.Forbiddenf("this machine (machine_id) is enrolled as an agent of another site: an admin of that site (or a global admin) must delete that agent before it enrolls here")
+
+// refuseOtherSite records the refused hello (the transaction that would
+// have enrolled it rolled back: no token use taken, the other site's
+// agent untouched) and returns the refusal. Without its audit record the
+// refusal is not given: the caller gets the failure to write it.
+func (s *Service) refuseOtherSite(ctx context.Context, a store.Agent, tokenName string, ip netip.Addr, other *store.MachineOfOtherSiteError) error {
+	s.log.Warn("agent enrollment refused: machine of another site", "machine_id", a.MachineID, "site", a.Site, "agent_id", other.AgentID, "agent_site", other.Site, "ip", ip.String())
+	detail := fmt.Sprintf("enroll token %d (%s) from %s refused: machine_id %q is agent %d of site %q, not of site %q",
+		a.EnrollTokenID, tokenName, ip, a.MachineID, other.AgentID, other.Site, a.Site)
+	actor := store.AuditActor{Username: "agent:" + a.Name, ActorType: "token"}
+	rec := s.auditor.Event(ctx, actor, ActionEnrollTokenUsed, fmt.Sprintf("agent:%d", other.AgentID), ResultDenied, detail, nil,
+		map[string]any{"name": a.Name, "site": a.Site, "machine_id": a.MachineID, "enroll_token_id": a.EnrollTokenID})
+	if err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.AppendAudit(ctx, rec)
+		return err
+	}); err != nil {
+		return fmt.Errorf("audit refused enrollment: %w", err)
+	}
+	return errMachineOtherSite
 }
 
 // validHello bounds and cleans the hello's free-text fields.
