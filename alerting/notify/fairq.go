@@ -48,6 +48,7 @@ const (
 	DropSourceShare = "source_share" // the queue was full and the event's own source held the most
 	DropStoreError  = "store_error"  // its deliveries could not be stored
 	DropGroupQueue  = "group_queue"  // a group end did not fit its queue
+	DropPanic       = "panic"        // the routing pass that held it panicked
 )
 
 func newFairQueue(limit int) *fairQueue {

@@ -18,7 +18,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		results: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netmon_notify_deliveries_total",
 			Help: "Delivery attempts by channel and result: delivered, failed (given up or permanent), retry (will be tried again)."}, []string{"channel", "result"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netmon_notify_dropped_total",
-			Help: "Events never routed, by reason: fair_share (evicted from the source holding most of the full queue), source_share (the full queue's largest source's own event), store_error, group_queue."}, []string{"reason"}),
+			Help: "Events never routed, by reason: fair_share (evicted from the source holding most of the full queue), source_share (the full queue's largest source's own event), store_error, group_queue, panic."}, []string{"reason"}),
 		digested: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netmon_notify_digested_total",
 			Help: "Deliveries held back by a channel's rate limit per source and summed in that source's next digest, by channel."}, []string{"channel"}),
 		panics: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netmon_notify_panics_total",

@@ -261,7 +261,11 @@ func (n *Notifier) intake(ctx context.Context) {
 			cancel()
 			return
 		case <-n.q.ready:
-			n.recoverPass("intake", func() { n.route(ctx, n.q.take(nil, intakeBatch)) })
+			batch := n.q.take(nil, intakeBatch)
+			if !n.recoverPass("intake", func() { n.route(ctx, batch) }) {
+				// The pass died before storing its deliveries.
+				n.m.dropped.WithLabelValues(DropPanic).Add(float64(len(batch)))
+			}
 		case g := <-n.groupEnds:
 			n.recoverPass("intake", func() { n.closeGroup(ctx, g) })
 		case <-digests.C:
@@ -275,7 +279,8 @@ const intakeBatch = 512
 
 // recoverPass runs one pass of a loop and turns a panic into a counted metric
 // and a logged error; the loop goes on (RELIABILITY case 33).
-func (n *Notifier) recoverPass(loop string, fn func()) {
+// It reports whether fn returned normally.
+func (n *Notifier) recoverPass(loop string, fn func()) (ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			n.m.panics.WithLabelValues(loop).Inc()
@@ -283,6 +288,7 @@ func (n *Notifier) recoverPass(loop string, fn func()) {
 		}
 	}()
 	fn()
+	return true
 }
 
 // flushDigests stores one delivery per pending digest (ratelimit.go).

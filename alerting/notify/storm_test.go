@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,5 +133,47 @@ func TestFairQueue(t *testing.T) {
 	}
 	if q.len() != 0 {
 		t.Errorf("%d left", q.len())
+	}
+}
+
+// TestIntakeSurvivesPanic: a routing pass that panics (here the settings
+// read) is counted with the events it held; the next event is routed and
+// delivered (RELIABILITY case 33).
+func TestIntakeSurvivesPanic(t *testing.T) {
+	db := storetest.OpenSQLite(t)
+	rec := &recorder{}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	box := newBox(Settings{GenericURL: srv.URL + "/hook"})
+	var calls atomic.Int32
+	settings := func() Settings {
+		if calls.Add(1) == 1 {
+			var m map[string]int
+			m["boom"]++ // a nil-map write: a real runtime panic
+		}
+		return box.get()
+	}
+	n := New(storetest.Logger(t), testConfig(), Deps{Store: db, Settings: settings, Guard: loopGuard}, nil)
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Stop() })
+	first, second := portEvent, portEvent
+	second.ID = 43
+	n.Offer(first)
+	deadline := time.Now().Add(5 * time.Second)
+	for testutil.ToFloat64(n.m.panics.WithLabelValues("intake")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	n.Offer(second)
+	waitDeliveries(t, db, record.DeliveryDelivered, 1, 5*time.Second)
+	if got := testutil.ToFloat64(n.m.panics.WithLabelValues("intake")); got != 1 {
+		t.Errorf("panics{intake} = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(n.m.dropped.WithLabelValues(DropPanic)); got != 1 {
+		t.Errorf("dropped{panic} = %v, want 1", got)
+	}
+	if got := rec.requests(); len(got) != 1 || !strings.Contains(string(got[0].Body), `"id":43`) {
+		t.Errorf("the webhook got %d requests, want the second event once", len(got))
 	}
 }
