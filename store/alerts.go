@@ -24,7 +24,10 @@ func scanAlertEvent(r rowScanner) (record.AlertEvent, error) {
 	return e, err
 }
 
-// InsertAlertEvent stores a new event and returns it with its id.
+// InsertAlertEvent stores a new event and returns it with its id. It is
+// the engine's evaluation writing, as are RepeatAlertEvent and
+// ResolveAlertEvent: they take the writer lane's rules level, after
+// people's writes and before ingest (lane.go).
 func (db *DB) InsertAlertEvent(ctx context.Context, e record.AlertEvent) (record.AlertEvent, error) {
 	if e.LastTS == 0 {
 		e.LastTS = e.TS
@@ -32,8 +35,6 @@ func (db *DB) InsertAlertEvent(ctx context.Context, e record.AlertEvent) (record
 	if e.Count == 0 {
 		e.Count = 1
 	}
-	// The engine's evaluation writes at the rules level of the lane:
-	// after every person's write (lane.go).
 	release, err := db.takeAt(ctx, levelRules)
 	if err != nil {
 		return record.AlertEvent{}, fmt.Errorf("insert alert event: %w", err)
