@@ -16,6 +16,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -94,6 +95,10 @@ type Engine struct {
 	dep Deps
 	m   *metrics
 
+	// mu guards the evaluation state below; an evaluation holds it
+	// across its store writes. Operators never take it: their changes go
+	// through the inbox (inbox.go), so a storm's cycle cannot hold a
+	// silence or a configuration change.
 	mu       sync.Mutex
 	settings Settings
 	ignore   map[string]bool
@@ -101,7 +106,13 @@ type Engine struct {
 	last     map[string]time.Time  // last stored event by kind|key (cooldown)
 	silences []record.AlertSilence
 	silAt    time.Time
-	pending  []record.AlertEvent // new events for the tick
+	in       inbox
+	// openN mirrors len(open) for the gauge (a scrape must not wait on
+	// an evaluation).
+	openN atomic.Int64
+
+	tickMu  sync.Mutex
+	pending []record.AlertEvent // new events for the tick
 
 	bw     rules.BW
 	port   rules.Port
@@ -132,13 +143,16 @@ func New(log *slog.Logger, cfg Config, deps Deps, reg prometheus.Registerer) *En
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
+	if cfg.MaxWritesPerCycle <= 0 {
+		cfg.MaxWritesPerCycle = DefaultConfig().MaxWritesPerCycle
+	}
+	if cfg.CycleBudget <= 0 {
+		cfg.CycleBudget = DefaultConfig().CycleBudget
+	}
 	e := &Engine{log: log, cfg: cfg, dep: deps, open: map[string]*openEvent{}, last: map[string]time.Time{}}
-	e.m = newMetrics(reg, func() float64 {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		return float64(len(e.open))
-	})
+	e.m = newMetrics(reg, func() float64 { return float64(e.openN.Load()) })
 	e.applyLocked(DefaultSettings())
+	e.in.cur = DefaultSettings()
 	return e
 }
 
@@ -174,7 +188,7 @@ func (e *Engine) Load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e.mu.Lock()
+	e.lock()
 	for _, ev := range evs {
 		k := ev.Kind + "|" + ev.Key
 		e.open[k] = &openEvent{id: ev.ID, count: ev.Count, state: ev.State, lastSeen: time.Unix(ev.LastTS, 0)}
@@ -182,7 +196,7 @@ func (e *Engine) Load(ctx context.Context) error {
 			e.last[k] = t
 		}
 	}
-	e.mu.Unlock()
+	e.unlock()
 	return e.SilencesChanged(ctx)
 }
 
@@ -218,22 +232,27 @@ func (e *Engine) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-fast.C:
-			e.EvalSnapshot(ctx)
+			e.guard("snapshot", func() { e.EvalSnapshot(ctx) })
 		case <-slow.C:
-			e.EvalInventory(ctx)
+			e.guard("inventory", func() { e.EvalInventory(ctx) })
 		case <-ioc.C:
-			e.EvalIOC(ctx)
+			e.guard("ioc", func() { e.EvalIOC(ctx) })
 		case <-anom.C:
-			e.EvalAnomaly(ctx)
+			e.guard("anomaly", func() { e.EvalAnomaly(ctx) })
 		}
 	}
 }
 
-// Apply makes s the configuration at once (PUT /api/alerts).
+// Apply makes s the configuration (PUT /api/alerts). It never waits on
+// an evaluation: the change is mailed and taken before the next alert
+// the engine raises (inbox.go).
 func (e *Engine) Apply(s Settings) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.applyLocked(s)
+	c := s.clone()
+	e.in.mu.Lock()
+	e.in.settings, e.in.cur = &c, s.clone()
+	e.in.mu.Unlock()
+	e.in.waiting.Store(true)
+	e.tryAbsorb()
 }
 
 func (e *Engine) applyLocked(s Settings) {
@@ -245,14 +264,15 @@ func (e *Engine) applyLocked(s Settings) {
 	}
 }
 
-// Settings returns the configuration in force.
+// Settings returns the configuration in force (the last applied).
 func (e *Engine) Settings() Settings {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.settings.clone()
+	e.in.mu.Lock()
+	defer e.in.mu.Unlock()
+	return e.in.cur.clone()
 }
 
-// SilencesChanged re-reads the silences (after a create or delete).
+// SilencesChanged re-reads the silences (after a create or delete); like
+// Apply it never waits on an evaluation.
 func (e *Engine) SilencesChanged(ctx context.Context) error {
 	if e.dep.Store == nil {
 		return nil
@@ -262,9 +282,13 @@ func (e *Engine) SilencesChanged(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e.mu.Lock()
-	e.silences, e.silAt = list, now
-	e.mu.Unlock()
+	e.in.mu.Lock()
+	if !e.in.silSet || !now.Before(e.in.silAt) {
+		e.in.silences, e.in.silAt, e.in.silSet = list, now, true
+	}
+	e.in.mu.Unlock()
+	e.in.waiting.Store(true)
+	e.tryAbsorb()
 	return nil
 }
 
@@ -272,28 +296,18 @@ func (e *Engine) SilencesChanged(ctx context.Context) error {
 // event (already stored with its audit record). A resolved event closes:
 // its condition firing again, once outside the cooldown, is a new event.
 func (e *Engine) StateChanged(ev record.AlertEvent) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	k := ev.Kind + "|" + ev.Key
-	o := e.open[k]
-	if o == nil || o.id != ev.ID {
-		return
-	}
-	if ev.State == record.AlertResolved {
-		delete(e.open, k)
-		if e.dep.Sink != nil {
-			e.dep.Sink.Offer(ev)
-		}
-		return
-	}
-	o.state = ev.State
+	e.in.mu.Lock()
+	e.in.states = append(e.in.states, ev)
+	e.in.mu.Unlock()
+	e.in.waiting.Store(true)
+	e.tryAbsorb()
 }
 
 // Drain returns the events stored since the last call (for the
 // WebSocket tick) and empties the buffer.
 func (e *Engine) Drain() []record.AlertEvent {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.tickMu.Lock()
+	defer e.tickMu.Unlock()
 	out := e.pending
 	e.pending = nil
 	return out

@@ -106,9 +106,7 @@ type seriesJudge struct {
 // AnomalyConfig returns the anomaly section in force as the package's
 // config.
 func (e *Engine) AnomalyConfig() (anomaly.Config, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	a := e.settings.Anomaly
+	a := e.Settings().Anomaly
 	return anomaly.Config{Sensitivity: a.Sensitivity, MinSamples: a.MinSamples, WindowMin: max(a.WindowMin, 1), CritZ: a.CritZ}, a.Enabled
 }
 
@@ -190,10 +188,12 @@ func (e *Engine) EvalAnomaly(ctx context.Context) {
 				Samples: d.Band.N, Hour: d.Band.Hour, Weekly: d.Weekly, Weekday: int(d.Weekday), Crit: d.Crit, Message: msg, TS: now.Unix(), Severity: sev})
 		}
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.lock()
+	defer e.unlock()
 	e.raiseLocked(ctx, now, alerts)
+	e.tickMu.Lock()
 	e.active = active
+	e.tickMu.Unlock()
 	// Condition-based resolve: an open anomaly whose series was judged
 	// and does not deviate now is resolved, and so is one of a series no
 	// longer judged (a process or domain out of the top list) of an
@@ -295,7 +295,7 @@ func (b *baselineCache) appendDeep(todo []seriesJudge, win map[string][]anomaly.
 
 // ActiveAnomalies returns the deviations of the last evaluation.
 func (e *Engine) ActiveAnomalies() []Deviation {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.tickMu.Lock()
+	defer e.tickMu.Unlock()
 	return append([]Deviation(nil), e.active...)
 }

@@ -27,6 +27,14 @@ type Config struct {
 	// TickBuffer bounds the new events waiting for the WebSocket tick;
 	// when full the oldest is dropped (alerting_tick_dropped_total).
 	TickBuffer int
+	// MaxWritesPerCycle bounds the events stored and repeats counted by
+	// one evaluation cycle; past it the rest is shed and counted
+	// (netmon_alerting_shed_total, reason cycle_cap), higher severities
+	// and every agent's first alerts kept first.
+	MaxWritesPerCycle int
+	// CycleBudget bounds the time one cycle spends raising; past it the
+	// rest is shed and counted (reason cycle_budget).
+	CycleBudget time.Duration
 }
 
 // DefaultConfig returns the spec's cadences.
@@ -39,5 +47,9 @@ func DefaultConfig() Config {
 		AnomalyEvery:   time.Minute,
 		SilenceRefresh: 30 * time.Second,
 		TickBuffer:     256,
+		// A 30-second ioc cycle storing 1 000 events spends about a
+		// second of the writer on SQLite.
+		MaxWritesPerCycle: 1000,
+		CycleBudget:       10 * time.Second,
 	}
 }

@@ -29,8 +29,8 @@ func (e *Engine) EvalSnapshot(ctx context.Context) {
 	if e.dep.Traffic != nil {
 		t = e.dep.Traffic.Traffic()
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.lock()
+	defer e.unlock()
 	s := &e.settings
 	e.buf = e.buf[:0]
 	if s.Bandwidth.Enabled {
@@ -82,8 +82,8 @@ func (e *Engine) EvalInventory(ctx context.Context) {
 			e.log.Warn("read firewall states", "error", err)
 		}
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.lock()
+	defer e.unlock()
 	e.buf = e.evalInventoryLocked(now, invs, rates, e.buf[:0])
 	f := e.settings.FWVendor
 	e.buf = rules.EvalFirewall(fws, rules.FirewallConfig{VPNDown: f.VPNDown, LatencyMS: f.SDWANLatencyMS, JitterMS: f.SDWANJitterMS,
@@ -111,28 +111,24 @@ func (e *Engine) evalInventoryLocked(now time.Time, invs []rules.Inventory, rate
 // later rule kinds) through the same lifecycle.
 func (e *Engine) Raise(ctx context.Context, alerts ...rules.Alert) {
 	now := e.dep.Now()
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.lock()
+	defer e.unlock()
 	e.raiseLocked(ctx, now, alerts)
 }
 
-// raiseLocked applies the lifecycle of spec 3 to each raised condition:
-// an open event of the same kind|key counts a repeat (no new row);
-// otherwise the cooldown and the silences may suppress it; otherwise a
-// new firing event is stored.
-func (e *Engine) raiseLocked(ctx context.Context, now time.Time, alerts []rules.Alert) {
-	for _, a := range alerts {
-		e.m.fired.WithLabelValues(a.Kind, e.raiseOneLocked(ctx, now, a)).Inc()
-	}
-}
-
+// raiseOneLocked applies the lifecycle of spec 3 to one raised
+// condition: an open event of the same kind|key counts a repeat (no new
+// row); otherwise the cooldown and the silences may suppress it;
+// otherwise a new firing event is stored. A grouped condition (the ioc
+// rule's names under one listed entry) counts a.Count occurrences.
 func (e *Engine) raiseOneLocked(ctx context.Context, now time.Time, a rules.Alert) string {
 	if !e.settings.Enabled {
 		return OutcomeDisabled
 	}
 	k := a.Kind + "|" + a.Key
+	n := max(a.Count, 1)
 	if o := e.open[k]; o != nil {
-		o.count++
+		o.count += n
 		o.lastSeen = now
 		if e.dep.Store != nil {
 			if err := e.dep.Store.RepeatAlertEvent(ctx, o.id, o.count, now.Unix()); err != nil {
@@ -150,7 +146,7 @@ func (e *Engine) raiseOneLocked(ctx context.Context, now time.Time, a rules.Aler
 		return OutcomeSilenced
 	}
 	ev := record.AlertEvent{TS: now.Unix(), Kind: a.Kind, Key: a.Key, Message: a.Message, Severity: a.Severity,
-		State: record.AlertFiring, Site: a.Site, Count: 1, AgentID: a.AgentID, LastTS: now.Unix(), Process: a.Process}
+		State: record.AlertFiring, Site: a.Site, Count: n, AgentID: a.AgentID, LastTS: now.Unix(), Process: a.Process}
 	if e.dep.Store != nil {
 		stored, err := e.dep.Store.InsertAlertEvent(ctx, ev)
 		if err != nil {
@@ -160,13 +156,15 @@ func (e *Engine) raiseOneLocked(ctx context.Context, now time.Time, a rules.Aler
 		}
 		ev = stored
 	}
-	e.open[k] = &openEvent{id: ev.ID, count: 1, state: record.AlertFiring, lastSeen: now}
+	e.open[k] = &openEvent{id: ev.ID, count: n, state: record.AlertFiring, lastSeen: now}
 	e.last[k] = now
+	e.tickMu.Lock()
 	if len(e.pending) >= max(e.cfg.TickBuffer, 1) {
 		e.pending = e.pending[1:]
 		e.m.tickDrops.Inc()
 	}
 	e.pending = append(e.pending, ev)
+	e.tickMu.Unlock()
 	if e.dep.Sink != nil {
 		e.dep.Sink.Offer(ev) // never blocks: a bounded queue, full = dropped and counted
 	}

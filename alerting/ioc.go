@@ -26,9 +26,7 @@ func (e *Engine) EvalIOC(ctx context.Context) {
 	start := time.Now()
 	defer func() { e.m.evalTime.WithLabelValues("ioc").Observe(time.Since(start).Seconds()) }()
 	now := e.dep.Now()
-	e.mu.Lock()
-	on := e.settings.IOC.Enabled
-	e.mu.Unlock()
+	on := e.Settings().IOC.Enabled
 	if !on || e.dep.Names == nil || e.dep.Threats == nil {
 		return
 	}
@@ -38,8 +36,8 @@ func (e *Engine) EvalIOC(ctx context.Context) {
 		e.log.Warn("read observed names", "error", err)
 		return
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.lock()
+	defer e.unlock()
 	e.iocBuf = e.ioc.Eval(names, e.dep.Threats, e.iocBuf[:0])
 	e.raiseLocked(ctx, now, e.iocBuf)
 }

@@ -24,7 +24,10 @@ func scanAlertEvent(r rowScanner) (record.AlertEvent, error) {
 	return e, err
 }
 
-// InsertAlertEvent stores a new event and returns it with its id.
+// InsertAlertEvent stores a new event and returns it with its id. It is
+// the engine's evaluation writing, as are RepeatAlertEvent and
+// ResolveAlertEvent: they take the writer lane's rules level, after
+// people's writes and before ingest (lane.go).
 func (db *DB) InsertAlertEvent(ctx context.Context, e record.AlertEvent) (record.AlertEvent, error) {
 	if e.LastTS == 0 {
 		e.LastTS = e.TS
@@ -32,7 +35,13 @@ func (db *DB) InsertAlertEvent(ctx context.Context, e record.AlertEvent) (record
 	if e.Count == 0 {
 		e.Count = 1
 	}
-	err := db.InTx(ctx, func(t *Tx) error {
+	release, err := db.takeAt(ctx, levelRules)
+	if err != nil {
+		return record.AlertEvent{}, fmt.Errorf("insert alert event: %w", err)
+	}
+	defer release()
+	err = db.withTx(ctx, func(tx *sql.Tx) error {
+		t := &Tx{tx: tx, dialect: db.dialect}
 		const q = `INSERT INTO alert_events (ts, kind, key, message, severity, state, site, count, group_id, ext_ref, agent_id, last_ts, process)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`
 		return t.tx.QueryRowContext(ctx, q, e.TS, e.Kind, cleanText(e.Key), cleanText(e.Message), e.Severity, e.State, e.Site,
@@ -47,7 +56,7 @@ func (db *DB) InsertAlertEvent(ctx context.Context, e record.AlertEvent) (record
 // RepeatAlertEvent records that an open event's condition fired again:
 // count becomes count and last_ts ts. No row is added (spec 3).
 func (db *DB) RepeatAlertEvent(ctx context.Context, id, count, ts int64) error {
-	if _, err := db.exec(ctx, `UPDATE alert_events SET count = $1, last_ts = $2 WHERE id = $3`, count, ts, id); err != nil {
+	if _, err := db.execRules(ctx, `UPDATE alert_events SET count = $1, last_ts = $2 WHERE id = $3`, count, ts, id); err != nil {
 		return fmt.Errorf("repeat alert event %d: %w", id, err)
 	}
 	return nil
@@ -56,7 +65,7 @@ func (db *DB) RepeatAlertEvent(ctx context.Context, id, count, ts int64) error {
 // ResolveAlertEvent resolves an open event by itself (auto-resolve); an
 // event already resolved stays as it was.
 func (db *DB) ResolveAlertEvent(ctx context.Context, id, ts int64) error {
-	if _, err := db.exec(ctx, `UPDATE alert_events SET state = 'resolved', resolved_ts = $1 WHERE id = $2 AND state <> 'resolved'`, ts, id); err != nil {
+	if _, err := db.execRules(ctx, `UPDATE alert_events SET state = 'resolved', resolved_ts = $1 WHERE id = $2 AND state <> 'resolved'`, ts, id); err != nil {
 		return fmt.Errorf("resolve alert event %d: %w", id, err)
 	}
 	return nil

@@ -19,40 +19,72 @@ import (
 // Ingest writes in chunks and, between chunks, hands the lane over when a
 // priority writer waits (see DB.ingest), so a person waits at most one
 // chunk. PostgreSQL has no lane: its writers run concurrently.
+//
+// Between the two sits the alert engine's evaluation (RELIABILITY case
+// 35): its events and repeats go after every person's write — a storm's
+// thousands of inserts once held silences and configuration changes
+// behind them — and before ingest, as they did when they were priority
+// writes.
 type lane struct {
 	mu   sync.Mutex
 	held bool
-	// high and low are the waiters, first come first served within each;
-	// a waiter's channel is closed when the lane is handed to it.
-	high, low []chan struct{}
+	// high, mid and low are the waiters (people, rule evaluation,
+	// ingest), first come first served within each; a waiter's channel
+	// is closed when the lane is handed to it.
+	high, mid, low []chan struct{}
 }
 
-// acquire takes the lane, waiting behind every priority waiter (and, for
-// a priority writer, behind nobody else but the holder).
+// Writer levels of the lane, highest first.
+const (
+	levelPeople = iota // sessions, audit, settings: InTx, exec
+	levelRules         // the alert engine's evaluation writes
+	levelIngest        // bulk ingest, retention
+)
+
+// acquire takes the lane, waiting behind every waiter of a higher or the
+// same level that came first.
 func (l *lane) acquire(ctx context.Context, priority bool) error {
+	if priority {
+		return l.acquireAt(ctx, levelPeople)
+	}
+	return l.acquireAt(ctx, levelIngest)
+}
+
+// queue returns the waiters of level.
+func (l *lane) queue(level int) *[]chan struct{} {
+	switch level {
+	case levelPeople:
+		return &l.high
+	case levelRules:
+		return &l.mid
+	}
+	return &l.low
+}
+
+// acquireAt is acquire for a writer of level.
+func (l *lane) acquireAt(ctx context.Context, level int) error {
 	l.mu.Lock()
-	if !l.held && (priority || len(l.high) == 0) {
+	ahead := 0
+	for lv := levelPeople; lv <= level; lv++ {
+		ahead += len(*l.queue(lv))
+	}
+	if !l.held && (level == levelPeople || ahead == 0) {
 		l.held = true
 		l.mu.Unlock()
 		return nil
 	}
 	ch := make(chan struct{})
-	if priority {
-		l.high = append(l.high, ch)
-	} else {
-		l.low = append(l.low, ch)
-	}
+	q := l.queue(level)
+	*q = append(*q, ch)
 	l.mu.Unlock()
 	select {
 	case <-ch:
 		return nil
 	case <-ctx.Done():
 		l.mu.Lock()
-		i := slices.Index(l.high, ch)
+		i := slices.Index(*q, ch)
 		if i >= 0 {
-			l.high = slices.Delete(l.high, i, i+1)
-		} else if i = slices.Index(l.low, ch); i >= 0 {
-			l.low = slices.Delete(l.low, i, i+1)
+			*q = slices.Delete(*q, i, i+1)
 		}
 		l.mu.Unlock()
 		if i < 0 {
@@ -64,7 +96,7 @@ func (l *lane) acquire(ctx context.Context, priority bool) error {
 }
 
 // release hands the lane to the first priority waiter, else the first
-// ingest waiter, else frees it.
+// rules waiter, else the first ingest waiter, else frees it.
 func (l *lane) release() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -72,6 +104,8 @@ func (l *lane) release() {
 	switch {
 	case len(l.high) > 0:
 		next, l.high = l.high[0], l.high[1:]
+	case len(l.mid) > 0:
+		next, l.mid = l.mid[0], l.mid[1:]
 	case len(l.low) > 0:
 		next, l.low = l.low[0], l.low[1:]
 	default:
@@ -81,11 +115,12 @@ func (l *lane) release() {
 	close(next)
 }
 
-// priorityWaiting reports whether a priority writer waits for the lane.
+// priorityWaiting reports whether a writer above ingest (a person or the
+// rule evaluation) waits for the lane.
 func (l *lane) priorityWaiting() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.high) > 0
+	return len(l.high) > 0 || len(l.mid) > 0
 }
 
 // take acquires the lane when the database has one; the returned func
@@ -98,6 +133,28 @@ func (db *DB) take(ctx context.Context, priority bool) (func(), error) {
 		return nil, err
 	}
 	return db.lane.release, nil
+}
+
+// takeAt is take for a writer of level.
+func (db *DB) takeAt(ctx context.Context, level int) (func(), error) {
+	if db.lane == nil {
+		return func() {}, nil
+	}
+	if err := db.lane.acquireAt(ctx, level); err != nil {
+		return nil, err
+	}
+	return db.lane.release, nil
+}
+
+// execRules runs one write statement of the alert engine's evaluation:
+// after people's writes, before ingest.
+func (db *DB) execRules(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	release, err := db.takeAt(ctx, levelRules)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return db.writer.ExecContext(ctx, query, args...)
 }
 
 // exec runs one write statement outside a transaction, as a priority

@@ -87,3 +87,50 @@ func TestLaneCancel(t *testing.T) {
 	}
 	l.release()
 }
+
+// TestLaneRulesLevel: the alert engine's writes wait behind people's and
+// go before ingest, whatever the arrival order (RELIABILITY case 35: a
+// storm's inserts never hold a silence or a configuration change).
+func TestLaneRulesLevel(t *testing.T) {
+	var l lane
+	ctx := context.Background()
+	if err := l.acquireAt(ctx, levelRules); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 4)
+	waiting := func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.high) + len(l.mid) + len(l.low)
+	}
+	start := func(name string, level int) {
+		before := waiting()
+		go func() {
+			if err := l.acquireAt(ctx, level); err != nil {
+				t.Error(err)
+				return
+			}
+			got <- name
+			l.release()
+		}()
+		deadline := time.Now().Add(time.Second)
+		for waiting() == before && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	start("ingest", levelIngest)
+	start("rules-1", levelRules)
+	start("rules-2", levelRules)
+	start("person", levelPeople)
+	l.release()
+	var order []string
+	for range 4 {
+		order = append(order, <-got)
+	}
+	want := []string{"person", "rules-1", "rules-2", "ingest"}
+	for i := range want {
+		if order[i] != want[i] {
+			t.Fatalf("order %v, want %v", order, want)
+		}
+	}
+}

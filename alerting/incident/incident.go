@@ -2,7 +2,9 @@ package incident
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -80,13 +82,26 @@ func (c *Correlator) Start() error {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if _, err := c.RunOnce(ctx); err != nil && ctx.Err() == nil {
-					c.log.Warn("correlate alert events", "error", err)
-				}
+				c.runGuarded(ctx)
 			}
 		}
 	}()
 	return nil
+}
+
+// runGuarded runs one correlation and turns a panic into a counted
+// metric and a logged error: the loop goes on with its next tick
+// (RELIABILITY case 33).
+func (c *Correlator) runGuarded(ctx context.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.m.panics.Inc()
+			c.log.Error("correlation panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+	}()
+	if _, err := c.RunOnce(ctx); err != nil && ctx.Err() == nil {
+		c.log.Warn("correlate alert events", "error", err)
+	}
 }
 
 // Stop ends the loop.
@@ -135,7 +150,7 @@ func (c *Correlator) RunOnce(ctx context.Context) ([]record.Incident, error) {
 }
 
 type metrics struct {
-	created, raised, errors prometheus.Counter
+	created, raised, errors, panics prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -143,9 +158,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		created: prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_incidents_created_total", Help: "Incidents opened by the correlation engine."}),
 		raised:  prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_incidents_repeated_total", Help: "Correlations that matched an open incident (its severity and risk may rise, never fall)."}),
 		errors:  prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_incidents_errors_total", Help: "Failures reading alert events or writing incidents."}),
+		panics:  prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_incidents_panics_total", Help: "Correlation runs that panicked; the loop goes on."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.created, m.raised, m.errors)
+		reg.MustRegister(m.created, m.raised, m.errors, m.panics)
 	}
 	return m
 }

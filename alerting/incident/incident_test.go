@@ -3,10 +3,13 @@ package incident
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"netmon/store"
 	"netmon/store/record"
@@ -169,4 +172,45 @@ func TestCorrelatorStore(t *testing.T) {
 			t.Fatalf("resolved incident: %+v, %v", resolved, err)
 		}
 	})
+}
+
+// panicStore panics on its first read, then answers an empty window.
+type panicStore struct {
+	calls atomic.Int32
+}
+
+func (p *panicStore) RecentAlertEvents(context.Context, int64) ([]record.AlertEvent, error) {
+	if p.calls.Add(1) == 1 {
+		var m map[string]int
+		m["boom"]++ // a nil-map write: a real runtime panic
+	}
+	return nil, nil
+}
+
+func (p *panicStore) UpsertIncident(context.Context, record.Incident, []int64) (record.Incident, bool, error) {
+	return record.Incident{}, false, nil
+}
+
+// TestCorrelatorSurvivesPanic: a run that panics is counted and logged;
+// the loop runs again on its next tick (RELIABILITY case 33).
+func TestCorrelatorSurvivesPanic(t *testing.T) {
+	st := &panicStore{}
+	reg := prometheus.NewRegistry()
+	cfg := DefaultConfig()
+	cfg.Enabled, cfg.Every = true, 10*time.Millisecond
+	c := New(slog.New(slog.DiscardHandler), cfg, st, nil, nil, reg)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	deadline := time.Now().Add(5 * time.Second)
+	for st.calls.Load() < 3 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := st.calls.Load(); n < 3 {
+		t.Fatalf("%d runs, want the loop to go on after the panic", n)
+	}
+	if got := testutil.ToFloat64(c.m.panics); got != 1 {
+		t.Errorf("netmon_incidents_panics_total = %v, want 1", got)
+	}
 }

@@ -38,6 +38,7 @@ func BenchmarkBurst(b *testing.B) {
 		box := newBox(Settings{GenericURL: f1.URL + "/a", Chatapp1URL: f2.URL + "/b", Chatapp2URL: s.URL + "/slow"})
 		cfg := DefaultConfig()
 		cfg.Poll = 100 * time.Millisecond
+		cfg.RateBurst = -1 // the burst measures delivery, not the rate limit
 		n := New(storetest.Logger(b), cfg, Deps{Store: db, Settings: box.get, Guard: loopGuard}, nil)
 		if err := n.Start(); err != nil {
 			b.Fatal(err)

@@ -6,9 +6,21 @@ import "time"
 // operator's Settings (the notifiers section of the alert configuration).
 type Config struct {
 	// QueueSize bounds the events the engine hands over and the notifier
-	// has not routed yet. Full, a new event is dropped and counted
-	// (netmon_notify_dropped_total): the engine never waits on delivery.
+	// has not routed yet. Full, the source (agent and rule) holding the
+	// most loses its lowest severity, newest event, counted by reason
+	// (netmon_notify_dropped_total): the engine never waits on delivery,
+	// and a storm never displaces another source's event.
 	QueueSize int
+	// RateBurst is how many events of one source (agent and rule) a
+	// channel sends at once before the rate limit holds the rest back
+	// for a digest; negative: no limit.
+	RateBurst int
+	// RateEvery is how often a channel gives a source one more event
+	// (the bucket refill).
+	RateEvery time.Duration
+	// DigestEvery is how often the events held back by the rate limit go
+	// out, one digest per channel and source ("and 19 999 more ...").
+	DigestEvery time.Duration
 	// Batch is how many due deliveries of one channel are taken at once.
 	Batch int
 	// Parallel is how many sends of one channel run at once; a slow
@@ -36,10 +48,15 @@ type Config struct {
 }
 
 // DefaultConfig returns the tuning used by the hub: 10 000 queued
-// events, retries from 5 s doubling to 5 min for up to 1 h.
+// events, retries from 5 s doubling to 5 min for up to 1 h, 20 events
+// of a source at once per channel then one a minute, digests every
+// minute.
 func DefaultConfig() Config {
 	return Config{
 		QueueSize:        10000,
+		RateBurst:        20,
+		RateEvery:        time.Minute,
+		DigestEvery:      time.Minute,
 		Batch:            256,
 		Parallel:         8,
 		Timeout:          15 * time.Second,

@@ -29,7 +29,7 @@ func (n *Notifier) GroupResolved(id, ts int64) bool {
 	case n.groupEnds <- groupEnd{id, ts}:
 		return true
 	default:
-		n.m.dropped.Inc()
+		n.m.dropped.WithLabelValues(DropGroupQueue).Inc()
 		return false
 	}
 }

@@ -3,7 +3,10 @@
 // the signed webhook v2 and the SIEM forwarder of alerting/siem.
 //
 // The engine hands each new event to Offer, which never blocks: a
-// bounded queue, full = dropped and counted. The intake routes every
+// bounded queue fair between sources (fairq.go), full = the largest
+// source's lowest severity dropped and counted by reason. Each channel
+// limits each source's rate and sums the rest in a digest
+// (ratelimit.go). The intake routes every
 // event (route.go) and stores one pending delivery per channel; one
 // worker per channel takes due deliveries from the store, sends them a
 // few at a time and writes the outcomes back, so a slow receiver holds
@@ -18,9 +21,11 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -79,7 +84,8 @@ type Notifier struct {
 	hostname string
 	now      func() time.Time
 
-	queue chan record.AlertEvent
+	q   *fairQueue
+	lim *limiter // nil: no rate limit
 	// groupEnds carries the alert groups that resolved (their tickets close).
 	groupEnds chan groupEnd
 	wake      map[string]chan struct{}
@@ -125,6 +131,15 @@ func New(log *slog.Logger, cfg Config, deps Deps, reg prometheus.Registerer) *No
 	if cfg.Poll <= 0 {
 		cfg.Poll = def.Poll
 	}
+	if cfg.RateBurst == 0 {
+		cfg.RateBurst = def.RateBurst
+	}
+	if cfg.RateEvery <= 0 {
+		cfg.RateEvery = def.RateEvery
+	}
+	if cfg.DigestEvery <= 0 {
+		cfg.DigestEvery = def.DigestEvery
+	}
 	if cfg.MessengerBaseURL == "" {
 		cfg.MessengerBaseURL = def.MessengerBaseURL
 	}
@@ -145,8 +160,11 @@ func New(log *slog.Logger, cfg Config, deps Deps, reg prometheus.Registerer) *No
 		host = "netmon"
 	}
 	n := &Notifier{log: log, cfg: cfg, dep: deps, m: newMetrics(reg), guard: deps.Guard, emailTLS: deps.EmailTLS,
-		hostname: host, now: deps.Now, queue: make(chan record.AlertEvent, cfg.QueueSize),
+		hostname: host, now: deps.Now, q: newFairQueue(cfg.QueueSize),
 		groupEnds: make(chan groupEnd, 256), wake: map[string]chan struct{}{}}
+	if cfg.RateBurst > 0 {
+		n.lim = newLimiter(cfg.RateBurst, cfg.RateEvery)
+	}
 	n.client = deps.Guard.HTTPClient(netguard.ClientOptions{Timeout: cfg.Timeout, MaxIdlePerHost: cfg.Parallel})
 	for _, c := range Channels {
 		n.wake[c] = make(chan struct{}, 1)
@@ -155,15 +173,14 @@ func New(log *slog.Logger, cfg Config, deps Deps, reg prometheus.Registerer) *No
 }
 
 // Offer hands a new event over without ever blocking; false means the
-// queue was full and the event was dropped (counted).
+// queue was full and the event was dropped (counted). A true may have
+// evicted another event of a larger source (counted, fairq.go).
 func (n *Notifier) Offer(ev record.AlertEvent) bool {
-	select {
-	case n.queue <- ev:
-		return true
-	default:
-		n.m.dropped.Inc()
-		return false
+	queued, dropped := n.q.push(ev)
+	if dropped != "" {
+		n.m.dropped.WithLabelValues(dropped).Inc()
 	}
+	return queued
 }
 
 // Start runs the intake and one worker per channel.
@@ -222,42 +239,68 @@ func (n *Notifier) Stop() error {
 
 func (n *Notifier) intake(ctx context.Context) {
 	defer n.wg.Done()
+	digests := time.NewTicker(n.cfg.DigestEvery)
+	defer digests.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			// Store what is queued, on a context of its own.
 			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			for {
-				batch := n.take(nil)
+				batch := n.q.take(nil, intakeBatch)
 				if len(batch) == 0 {
 					break
 				}
-				n.route(sctx, batch)
+				n.recoverPass("intake", func() { n.route(sctx, batch) })
 			}
 			for len(n.groupEnds) > 0 {
-				n.closeGroup(sctx, <-n.groupEnds)
+				g := <-n.groupEnds
+				n.recoverPass("intake", func() { n.closeGroup(sctx, g) })
 			}
+			n.recoverPass("intake", func() { n.flushDigests(sctx) })
 			cancel()
 			return
-		case ev := <-n.queue:
-			n.route(ctx, n.take([]record.AlertEvent{ev}))
+		case <-n.q.ready:
+			batch := n.q.take(nil, intakeBatch)
+			if !n.recoverPass("intake", func() { n.route(ctx, batch) }) {
+				// The pass died before storing its deliveries.
+				n.m.dropped.WithLabelValues(DropPanic).Add(float64(len(batch)))
+			}
 		case g := <-n.groupEnds:
-			n.closeGroup(ctx, g)
+			n.recoverPass("intake", func() { n.closeGroup(ctx, g) })
+		case <-digests.C:
+			n.recoverPass("intake", func() { n.flushDigests(ctx) })
 		}
 	}
 }
 
-// take adds to batch what is queued, up to 512 events.
-func (n *Notifier) take(batch []record.AlertEvent) []record.AlertEvent {
-	for len(batch) < 512 {
-		select {
-		case ev := <-n.queue:
-			batch = append(batch, ev)
-		default:
-			return batch
+// intakeBatch is how many queued events one routing pass takes.
+const intakeBatch = 512
+
+// recoverPass runs one pass of a loop and turns a panic into a counted metric
+// and a logged error; the loop goes on (RELIABILITY case 33).
+// It reports whether fn returned normally.
+func (n *Notifier) recoverPass(loop string, fn func()) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			n.m.panics.WithLabelValues(loop).Inc()
+			n.log.Error("notifier panicked", "loop", loop, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		}
+	}()
+	fn()
+	return true
+}
+
+// flushDigests stores one delivery per pending digest (ratelimit.go).
+func (n *Notifier) flushDigests(ctx context.Context) {
+	now := n.now()
+	var ds []record.AlertDelivery
+	for _, d := range n.lim.digests(now) {
+		ts := now.Unix()
+		ds = append(ds, record.AlertDelivery{Channel: d.channel, Route: KindDigest, Status: record.DeliveryPending,
+			CreatedTS: ts, NextTS: ts, UpdatedTS: ts, Event: d.ev})
 	}
-	return batch
+	n.store(ctx, ds, 0)
 }
 
 // route stores one pending delivery per event and routed channel.
@@ -284,6 +327,10 @@ func (n *Notifier) route(ctx context.Context, evs []record.AlertEvent) {
 			continue
 		}
 		for _, t := range Routing(routes, enabled, ev) {
+			if !n.lim.allow(t.Channel, ev, n.now()) {
+				n.m.digested.WithLabelValues(t.Channel).Inc()
+				continue
+			}
 			ds = append(ds, record.AlertDelivery{EventID: ev.ID, Channel: t.Channel, Route: t.Route, Status: record.DeliveryPending,
 				CreatedTS: now, NextTS: now, UpdatedTS: now, Event: ev})
 		}
@@ -307,7 +354,7 @@ func (n *Notifier) store(ctx context.Context, ds []record.AlertDelivery, events 
 	}
 	if err != nil {
 		n.log.Error("store deliveries", "count", len(ds), "error", err)
-		n.m.dropped.Add(float64(events))
+		n.m.dropped.WithLabelValues(DropStoreError).Add(float64(events))
 		return
 	}
 	woken := map[string]bool{}
@@ -334,7 +381,7 @@ func (n *Notifier) worker(ctx context.Context, channel string) {
 			n.log.Warn("read due deliveries", "channel", channel, "error", err)
 		}
 		if len(due) > 0 {
-			n.deliver(ctx, channel, due)
+			n.recoverPass("deliver", func() { n.deliver(ctx, channel, due) })
 			continue
 		}
 		t.Reset(n.cfg.Poll)
@@ -368,7 +415,7 @@ func (n *Notifier) deliver(ctx context.Context, channel string, due []record.Ale
 		go func(d *record.AlertDelivery) {
 			defer func() { <-sem; wg.Done() }()
 			sctx, cancel := context.WithTimeout(ctx, n.cfg.Timeout)
-			err := n.send(sctx, channel, s, d.Event, d.ID)
+			err := n.sendGuarded(sctx, channel, s, d.Event, d.ID)
 			cancel()
 			n.outcome(d, err)
 		}(&due[i])
@@ -382,6 +429,20 @@ func (n *Notifier) deliver(ctx context.Context, channel string, due []record.Ale
 		n.m.storeError.Inc()
 		n.log.Warn("store delivery outcomes", "channel", channel, "error", err)
 	}
+}
+
+// sendGuarded is send with a panic turned into that delivery's permanent
+// failure and a counted metric: one bad event or channel never stops the
+// others (RELIABILITY case 33).
+func (n *Notifier) sendGuarded(ctx context.Context, channel string, s Settings, ev record.AlertEvent, delivery int64) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			n.m.panics.WithLabelValues("send").Inc()
+			n.log.Error("notifier send panicked", "channel", channel, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = permanent(errors.New("internal error while sending"))
+		}
+	}()
+	return n.send(ctx, channel, s, ev, delivery)
 }
 
 // outcome updates d after an attempt and counts it.

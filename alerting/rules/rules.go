@@ -23,6 +23,10 @@ type Alert struct {
 	// Process is the process the alert is about (proc, port; "" when the
 	// rule has none or the agent could not name it).
 	Process string
+	// Count is how many occurrences the alert stands for (0 means 1): a
+	// grouped alert (the ioc rule's names under one listed entry) adds
+	// them all to its event's count.
+	Count int64
 }
 
 // Kinds of spec 6.3 and their severities on the 0-10 scale.

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -182,7 +183,7 @@ func (m *listMatcher) MatchName(n string) (IOCHit, bool) {
 func (m *listMatcher) Generation() int64 { return m.gen }
 
 // TestIOC: a listed name (or subdomain) raises once per new report, keyed
-// <agent>|<name>; a reload judges seen names again.
+// <agent>|<listed entry>; a reload judges seen names again.
 func TestIOC(t *testing.T) {
 	m := &listMatcher{gen: 1, names: map[string]int{"evil.test": 3}}
 	var r IOC
@@ -193,8 +194,8 @@ func TestIOC(t *testing.T) {
 	}
 	got := r.Eval(names, m, nil)
 	want := []Alert{
-		{Kind: "ioc", Key: "7|x.evil.test", Severity: 8, Site: "a", AgentID: 7, Message: `agent 7 saw DNS name "x.evil.test": listed as evil.test in ioc.txt line 3`},
-		{Kind: "ioc", Key: "0|evil.test", Severity: 8, Message: `the hub capture saw DNS name "evil.test": listed as evil.test in ioc.txt line 3`},
+		{Kind: "ioc", Key: "7|evil.test", Severity: 8, Site: "a", AgentID: 7, Message: `agent 7 saw DNS name "x.evil.test": listed as evil.test in ioc.txt line 3`, Count: 1},
+		{Kind: "ioc", Key: "0|evil.test", Severity: 8, Message: `the hub capture saw DNS name "evil.test": listed as evil.test in ioc.txt line 3`, Count: 1},
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Fatalf("first cycle (-got, +want):\n%s", diff)
@@ -203,12 +204,59 @@ func TestIOC(t *testing.T) {
 		t.Fatalf("the same reports raised again: %+v", got)
 	}
 	names[0].TS = 120
-	if got := r.Eval(names, m, nil); len(got) != 1 || got[0].Key != "7|x.evil.test" {
+	if got := r.Eval(names, m, nil); len(got) != 1 || got[0].Key != "7|evil.test" {
 		t.Fatalf("a new report: %+v", got)
 	}
 	m.names["clean.example"], m.gen = 9, 2
 	got = r.Eval(names, m, nil)
 	if len(got) != 3 || got[1].Key != "7|clean.example" || got[1].Message != `agent 7 saw TLS SNI "clean.example": listed as clean.example in ioc.txt line 9` {
 		t.Fatalf("after a reload: %+v", got)
+	}
+}
+
+// TestIOCGroupsPerListedEntry: 20 000 distinct subdomains of one listed
+// domain from one agent are one alert keyed on the listed entry, counting
+// every name and naming the first five; another agent's hit on the same
+// entry and the same agent's hit on another entry are alerts of their own.
+func TestIOCGroupsPerListedEntry(t *testing.T) {
+	m := &listMatcher{gen: 1, names: map[string]int{"evil.test": 3, "bad.example": 4}}
+	var names []Name
+	for i := range 20000 {
+		names = append(names, Name{AgentID: 7, Site: "a", Name: fmt.Sprintf("h%d.evil.test", i), Source: "dns", TS: 60})
+	}
+	names = append(names, Name{AgentID: 8, Site: "b", Name: "c2.evil.test", Source: "tls", TS: 60},
+		Name{AgentID: 7, Site: "a", Name: "bad.example", Source: "http", TS: 60})
+	var r IOC
+	got := r.Eval(names, m, nil)
+	want := []Alert{
+		{Kind: "ioc", Key: "7|evil.test", Severity: 8, Site: "a", AgentID: 7, Count: 20000,
+			Message: `agent 7 saw 20000 names listed as evil.test in ioc.txt line 3: DNS name "h0.evil.test", DNS name "h1.evil.test", ` +
+				`DNS name "h2.evil.test", DNS name "h3.evil.test", DNS name "h4.evil.test" and 19 995 more`},
+		{Kind: "ioc", Key: "8|evil.test", Severity: 8, Site: "b", AgentID: 8, Count: 1,
+			Message: `agent 8 saw TLS SNI "c2.evil.test": listed as evil.test in ioc.txt line 3`},
+		{Kind: "ioc", Key: "7|bad.example", Severity: 8, Site: "a", AgentID: 7, Count: 1,
+			Message: `agent 7 saw HTTP Host "bad.example": listed as bad.example in ioc.txt line 4`},
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Fatalf("(-got, +want):\n%s", diff)
+	}
+	// Three new reports of the storm's names in the next minute: one
+	// alert counting three.
+	for i := range 3 {
+		names[i].TS = 120
+	}
+	if got := r.Eval(names, m, nil); len(got) != 1 || got[0].Key != "7|evil.test" || got[0].Count != 3 {
+		t.Fatalf("next minute: %+v", got)
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{{0, "0"}, {999, "999"}, {1000, "1 000"}, {19999, "19 999"}, {1234567, "1 234 567"}, {-1000, "-1 000"}} {
+		if got := Thousands(c.n); got != c.want {
+			t.Errorf("Thousands(%d) = %q, want %q", c.n, got, c.want)
+		}
 	}
 }

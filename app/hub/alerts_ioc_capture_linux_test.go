@@ -75,7 +75,7 @@ func TestIOCFromCapturedDNS(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `the hub capture saw DNS name "cdn.evil-capture.test": listed as evil-capture.test in ` + list + ` line 1`
-	if len(evs) != 1 || evs[0].Key != "0|cdn.evil-capture.test" || evs[0].Message != want || evs[0].Count != 1 || evs[0].AgentID != 0 {
+	if len(evs) != 1 || evs[0].Key != "0|evil-capture.test" || evs[0].Message != want || evs[0].Count != 1 || evs[0].AgentID != 0 {
 		t.Fatalf("events: %+v", evs)
 	}
 }

@@ -18,7 +18,8 @@ import (
 // TestIOCRule: an agent's DNS query and TLS SNI reach the ioc rule through
 // the real path (telemetry intake → deep collection tables → the rule's
 // name input → store), matched with parent domains against the -ioc-file
-// list; editing the file is picked up on the next check and names already
+// list; events are keyed <agent>|<listed entry> (issue 28 item 7);
+// editing the file is picked up on the next check and names already
 // reported are judged against the new list; the same report is not raised
 // twice; a new report counts a repeat on the open event.
 func TestIOCRule(t *testing.T) {
@@ -63,7 +64,7 @@ func TestIOCRule(t *testing.T) {
 		send(1, now, "a.b.evil.test")
 		h.alerts.EvalIOC(ctx)
 		evs := events()
-		wantKey := fmt.Sprintf("%d|a.b.evil.test", a.AgentID)
+		wantKey := fmt.Sprintf("%d|evil.test", a.AgentID)
 		wantMsg := fmt.Sprintf(`agent %d saw DNS name "a.b.evil.test": listed as evil.test in %s line 2`, a.AgentID, list)
 		if len(evs) != 1 || evs[0].Key != wantKey || evs[0].Message != wantMsg || evs[0].Severity != 8 || evs[0].AgentID != a.AgentID || evs[0].Count != 1 {
 			t.Fatalf("after the first batch: %+v", evs)
@@ -81,7 +82,7 @@ func TestIOCRule(t *testing.T) {
 		}
 		h.alerts.EvalIOC(ctx)
 		evs = events()
-		if len(evs) != 2 || evs[0].Key != fmt.Sprintf("%d|login.bank-secure.example", a.AgentID) || evs[1].Count != 2 {
+		if len(evs) != 2 || evs[0].Key != fmt.Sprintf("%d|bank-secure.example", a.AgentID) || evs[1].Count != 2 {
 			t.Fatalf("after the reload: %+v", evs)
 		}
 		if want := fmt.Sprintf(`agent %d saw TLS SNI "login.bank-secure.example": listed as bank-secure.example in %s line 3`, a.AgentID, list); evs[0].Message != want {
