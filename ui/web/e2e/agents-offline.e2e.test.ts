@@ -69,3 +69,38 @@ describe('offline agent', () => {
     await screenshot(page, 'agent-offline')
   })
 })
+
+// What the agent page offers each role is what the API lets it do: the
+// rename is open to any signed-in identity but the read-only auditor
+// (spec 4.6: PATCH is S; the auditor gets 403), the delete needs the
+// agents permission. The page must neither offer a refused action nor
+// hide an allowed one.
+describe('the agent page offers what the role may do', () => {
+  for (const [user, role, renameStatus] of [
+    ['vic', 'viewer', 200],
+    ['aud', 'auditor', 403],
+  ] as const) {
+    test(`${role}: rename ${renameStatus === 200 ? 'offered' : 'hidden'}, delete hidden, as the API answers`, async () => {
+      const own = { headers: { Origin: hub.url } }
+      const made = await ctx.request.post(`${hub.url}/api/v1/users`, { ...own, data: { username: user, password: `${user}-password-1`, role } })
+      expect(made.status(), await made.text()).toBe(200)
+      const other = await browser.newContext({ viewport: { width: 1280, height: 720 } })
+      try {
+        const p = await other.newPage()
+        await login(p, hub, user, `${user}-password-1`)
+        await p.goto(`${hub.url}/agents/${gone.id}`)
+        await expect.poll(() => p.getByTestId('agent-details').count(), { timeout: 15_000 }).toBe(1)
+        expect(await p.getByRole('button', { name: 'Rename' }).count()).toBe(renameStatus === 200 ? 1 : 0)
+        expect(await p.getByLabel('Display name').count()).toBe(renameStatus === 200 ? 1 : 0)
+        expect(await p.getByRole('button', { name: 'Delete agent' }).count()).toBe(0)
+        // the API agrees with the page
+        const rename = await p.request.patch(`${hub.url}/api/v1/agents/${gone.id}`, { headers: { Origin: hub.url }, data: { name: `by-${user}` } })
+        expect(rename.status()).toBe(renameStatus)
+        const del = await p.request.delete(`${hub.url}/api/v1/agents/${gone.id}`, { headers: { Origin: hub.url } })
+        expect(del.status()).toBe(403)
+      } finally {
+        await other.close()
+      }
+    })
+  }
+})
