@@ -54,6 +54,17 @@ type Deps struct {
 	// Panics recovers a panic of the packet loop (which then runs again)
 	// or of one minute flush, counted; nil still recovers, uncounted.
 	Panics *panics.Guard
+	// Memory keeps the interface of a running capture across restarts;
+	// nil: a restarted hub starts with the capture stopped.
+	Memory Memory
+}
+
+// Memory remembers which interface the capture runs on, so that a hub
+// restart resumes it (the operator stopped nothing): Remember(device) on
+// every start, Remember("") when a person stops it, Remembered at Start.
+type Memory interface {
+	Remember(ctx context.Context, device string) error
+	Remembered(ctx context.Context) (string, error)
 }
 
 // Capture is the hub's own capture: start/stop on an interface, the stats
@@ -97,8 +108,27 @@ func New(log *slog.Logger, cfg Config, deps Deps) *Capture {
 	return &Capture{log: log, cfg: cfg, deps: deps}
 }
 
-// Start begins the minute flusher.
+// Start begins the minute flusher and resumes the capture on the
+// remembered interface. A resume that fails (the interface is gone) leaves
+// the capture stopped with the reason in the snapshot's error; the hub
+// starts anyway.
 func (c *Capture) Start() error {
+	if c.deps.Memory != nil && c.cfg.Enabled {
+		dev, err := c.deps.Memory.Remembered(context.Background())
+		switch {
+		case err != nil:
+			c.log.Warn("capture interface not read", "err", err)
+		case dev != "":
+			if err := c.StartCapture(dev); err != nil {
+				c.mu.Lock()
+				c.device, c.lastErr = dev, fmt.Sprintf("resume on %s: %v", dev, err)
+				c.mu.Unlock()
+				c.log.Warn("capture not resumed", "device", dev, "err", err)
+			} else {
+				c.log.Info("capture resumed", "device", dev)
+			}
+		}
+	}
 	c.stopFlush = make(chan struct{})
 	c.flushWG.Add(1)
 	go func() {
@@ -118,8 +148,9 @@ func (c *Capture) Start() error {
 }
 
 // Stop stops a running capture (closing its recording) and the flusher.
+// The interface stays remembered: the next start resumes it.
 func (c *Capture) Stop() error {
-	err := c.StopCapture()
+	err := c.stopCapture()
 	if c.stopFlush != nil {
 		close(c.stopFlush)
 		c.flushWG.Wait()
@@ -170,11 +201,31 @@ func (c *Capture) StartCapture(device string) error {
 		c.deps.Panics.Keep(stop, func() { c.loop(src, e, stop) })
 	}(src, c.engine, c.stopLoop, c.loopDone)
 	c.log.Info("capture started", "device", device, "local_nets", len(nets))
+	c.remember(device)
 	return nil
 }
 
-// StopCapture stops the capture; an open recording is closed cleanly.
+// remember records device ("" once stopped by a person) for the resume;
+// a failure is logged: the capture itself runs or stops as asked.
+func (c *Capture) remember(device string) {
+	if c.deps.Memory == nil {
+		return
+	}
+	if err := c.deps.Memory.Remember(context.Background(), device); err != nil {
+		c.log.Warn("capture interface not remembered", "device", device, "err", err)
+	}
+}
+
+// StopCapture stops the capture as a person asks: an open recording is
+// closed cleanly, and a restarted hub leaves the capture stopped.
 func (c *Capture) StopCapture() error {
+	err := c.stopCapture()
+	c.remember("")
+	return err
+}
+
+// stopCapture stops a running capture, closing its recording.
+func (c *Capture) stopCapture() error {
 	c.mu.Lock()
 	if !c.running {
 		c.mu.Unlock()

@@ -68,34 +68,11 @@ type SyslogRow struct {
 	Raw []byte `json:"raw_b64,omitempty" jsonschema:"description=the datagram as received (base64) when invalid UTF-8 or NUL bytes were replaced in host/tag/message; absent otherwise"`
 }
 
-// ListSyslog returns the newest events (id < before when before > 0),
-// limited to a site's devices when site is set.
+// ListSyslog returns the newest events (id < before when before > 0,
+// ts >= since), limited to a site's devices when site is set: QuerySyslog
+// without the other filters.
 func (db *DB) ListSyslog(ctx context.Context, limit int, before int64, since int64, site string) ([]SyslogRow, error) {
-	q := `SELECT id, ts, host, severity, tag, message, facility, source, raw FROM syslog_events WHERE ts >= $1`
-	args := []any{since, limit}
-	if before > 0 {
-		args = append(args, before)
-		q += fmt.Sprintf(` AND id < $%d`, len(args))
-	}
-	if site != "" {
-		args = append(args, site)
-		q += fmt.Sprintf(` AND source IN (SELECT host FROM devices WHERE site = $%d AND host <> '')`, len(args))
-	}
-	q += ` ORDER BY id DESC LIMIT $2`
-	rows, err := db.reader.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list syslog: %w", err)
-	}
-	defer rows.Close()
-	out := []SyslogRow{}
-	for rows.Next() {
-		var r SyslogRow
-		if err := rows.Scan(&r.ID, &r.TS, &r.Host, &r.Severity, &r.Tag, &r.Message, &r.Facility, &r.Source, &r.Raw); err != nil {
-			return nil, fmt.Errorf("list syslog: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return db.QuerySyslog(ctx, SyslogQuery{Limit: limit, Before: before, From: since, MaxSeverity: -1, Site: site})
 }
 
 // FlowTemplate is a persisted v9/IPFIX template; Body is its JSON.

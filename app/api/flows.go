@@ -23,7 +23,7 @@ type FlowStore interface {
 	Conversations(ctx context.Context, from int64, by5 bool, sort string, limit int, site string, f store.FlowFilter, open []flowagg.Minute) ([]store.Conversation, error)
 	ConversationsHourly(ctx context.Context, fromHour int64, by5 bool, sort string, limit int, site string, f store.FlowFilter, open []flowagg.Minute) ([]store.Conversation, error)
 	FlowSeries(ctx context.Context, from, to int64, dim string, top int, site string, f store.FlowFilter) (*store.FlowSeries, error)
-	ListSyslog(ctx context.Context, limit int, before, since int64, site string) ([]store.SyslogRow, error)
+	QuerySyslog(ctx context.Context, q store.SyslogQuery) ([]store.SyslogRow, error)
 	FlowEvents(ctx context.Context, since int64, f store.FlowFilter, after *store.EventCursor, limit int, site string) ([]store.Event, error)
 	SyslogEvents(ctx context.Context, since int64, device, addr string, after *store.EventCursor, limit int, site string) ([]store.Event, error)
 }
@@ -237,14 +237,6 @@ func (s *Server) endpointInfo(a netip.Addr) EndpointInfo {
 		e.Country, e.ASN, _ = s.deps.Geo.Lookup(a)
 	}
 	return e
-}
-
-type syslogIn struct {
-	Limit int `query:"limit" min:"1" max:"1000" default:"100" doc:"newest events to return"`
-}
-
-func (s *Server) syslog(c *gin.Context, in *syslogIn) ([]store.SyslogRow, error) {
-	return s.deps.Flows.ListSyslog(c, in.Limit, 0, 0, callerOf(c).SiteFilter())
 }
 
 type eventsIn struct {

@@ -264,7 +264,7 @@ func (s *Server) routeTable() []router.Route {
 			Do:          router.JSON(s.history)},
 		{Method: http.MethodGet, Path: "/api/compare", OperationID: "getCompare", Tag: "capture", Perm: router.Session,
 			Summary:     "Day-over-day comparison: per-day averages and peaks, today's and yesterday's 24 hours",
-			Description: "Days start at the hub's local midnight; hours without data are 0.",
+			Description: "Days start at the hub's local midnight; hours without data are 0. Each hour carries ts (its start, Unix seconds: a client in another zone places the hour by it, the index is the hub's local hour) and seconds (capture seconds recorded in it; 0: no data, as samples 0 is for a day).",
 			Do:          router.JSON(s.compare)},
 
 		// Live capture and recording (spec 4.2, 4.3).
@@ -460,7 +460,9 @@ func (s *Server) routeTable() []router.Route {
 			Summary:     "One conversation: its minute rows in both directions and both endpoints' country and ASN",
 			Description: "The minutes not written yet are included, as in GET /api/v1/flows.", Do: router.JSON(s.conversation)},
 		{Method: http.MethodGet, Path: "/api/v1/syslog", OperationID: "listSyslog", Tag: "flows", Perm: router.Session,
-			Summary: "Newest syslog events", Do: router.JSON(s.syslog)},
+			Summary:     "Newest syslog events matching the filters, newest (highest id) first, with a cursor",
+			Description: "Filters, all together and all applied by the hub over every stored event (not over the newest page): severity (this one and worse, 0-7), severities (exactly these, comma-separated), host and tag (whole value, ASCII case ignored), text (substring of the message, ASCII case ignored), from and to (ts, Unix seconds, inclusive). Paging: pass the last id of a page as before for the next one; an empty page is the end. A site-bound identity sees the events of its site's devices only. A bad value is a 400 naming the parameter.",
+			Do:          router.JSON(s.syslog)},
 		{Method: http.MethodGet, Path: "/api/v1/events", OperationID: "listEvents", Tag: "flows", Perm: router.Session,
 			Summary:     "Normalised observations (netflow.flow, syslog.received, dns.query, tls.sni_observed, http.host_observed, connection.seen), newest first, with a cursor",
 			Description: "Order: ts descending, then type, then id; pass next_before back as before for the next page: pages never skip or repeat. Agent observations are one event per agent, minute and name (ts: the minute's start) with the minute's sums; agent_id keeps one agent's, device (or exporter, the same filter) excludes them. addr, port, proto and domain apply to the types that carry them (see each parameter); a type that carries none of those asked for has no events in the answer. A bad value is a 400 naming the parameter.",

@@ -100,13 +100,17 @@ type Day struct {
 }
 
 // Hour is one local hour's average rate; 0 when the hour has no data.
+// TS and Seconds let a client in another zone than the hub place the hour
+// on its own clock and tell an idle hour (Seconds > 0, rate 0) from one
+// without data (Seconds 0): the hour index alone is the hub's local hour.
 type Hour struct {
 	Hour     int     `json:"hour"`
+	TS       int64   `json:"ts" jsonschema:"description=start of the hour, Unix seconds"`
 	BpsIn    float64 `json:"bps_in"`
 	BpsOut   float64 `json:"bps_out"`
+	Seconds  int64   `json:"seconds" jsonschema:"description=seconds of capture recorded in the hour; 0: no data"`
 	bytesIn  int64
 	bytesOut int64
-	seconds  int64
 }
 
 // Compare returns the last days local days (today included, oldest
@@ -130,7 +134,7 @@ func Compare(ctx context.Context, s Store, days int, now time.Time, loc *time.Lo
 	}
 	byDay := map[int64]*acc{}
 	var c Comparison
-	c.TodayHours, c.YesterdayHours = hours(), hours()
+	c.TodayHours, c.YesterdayHours = hours(today), hours(yesterday)
 	for _, m := range rows {
 		t := time.Unix(m.TS, 0).In(loc)
 		midnight := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, loc).Unix()
@@ -156,14 +160,14 @@ func Compare(ctx context.Context, s Store, days int, now time.Time, loc *time.Lo
 			h := &hs[t.Hour()]
 			h.bytesIn += m.InBytes
 			h.bytesOut += m.OutBytes
-			h.seconds += m.Seconds
+			h.Seconds += m.Seconds
 		}
 	}
 	for _, hs := range [][]Hour{c.TodayHours, c.YesterdayHours} {
 		for i := range hs {
-			if hs[i].seconds > 0 {
-				hs[i].BpsIn = float64(hs[i].bytesIn*8) / float64(hs[i].seconds)
-				hs[i].BpsOut = float64(hs[i].bytesOut*8) / float64(hs[i].seconds)
+			if hs[i].Seconds > 0 {
+				hs[i].BpsIn = float64(hs[i].bytesIn*8) / float64(hs[i].Seconds)
+				hs[i].BpsOut = float64(hs[i].bytesOut*8) / float64(hs[i].Seconds)
 			}
 		}
 	}
@@ -181,10 +185,14 @@ func Compare(ctx context.Context, s Store, days int, now time.Time, loc *time.Lo
 	return c, nil
 }
 
-func hours() []Hour {
+// hours returns the 24 hours of the day starting at midnight. On a day
+// with a DST change, hour i is the local hour i (the skipped one starts
+// where the next does; the repeated one covers its two runs).
+func hours(midnight time.Time) []Hour {
 	hs := make([]Hour, 24)
 	for i := range hs {
 		hs[i].Hour = i
+		hs[i].TS = time.Date(midnight.Year(), midnight.Month(), midnight.Day(), i, 0, 0, 0, midnight.Location()).Unix()
 	}
 	return hs
 }

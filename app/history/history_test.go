@@ -72,8 +72,16 @@ func TestHistoryAndCompare(t *testing.T) {
 		if got := c.YesterdayHours[14].BpsIn; got != 60000*8/60.0 {
 			t.Errorf("yesterday 14h bps_in %v", got)
 		}
-		if c.TodayHours[3].BpsIn != 0 || c.TodayHours[3].Hour != 3 {
+		if c.TodayHours[3].BpsIn != 0 || c.TodayHours[3].Hour != 3 || c.TodayHours[3].Seconds != 0 {
 			t.Errorf("empty hour %+v", c.TodayHours[3])
+		}
+		// Each hour carries its start (a client in another zone places it
+		// by that) and the seconds of data in it (0: no data).
+		if got := c.TodayHours[14]; got.TS != today+14*3600 || got.Seconds != 120 {
+			t.Errorf("today 14h ts %d seconds %d, want %d 120", got.TS, got.Seconds, today+14*3600)
+		}
+		if got := c.YesterdayHours[0]; got.TS != today-86400 || got.Seconds != 0 {
+			t.Errorf("yesterday 0h ts %d seconds %d, want %d 0", got.TS, got.Seconds, today-86400)
 		}
 		if c.Days[0].PeakBpsIn != 80 {
 			t.Errorf("day 0 peak %v", c.Days[0].PeakBpsIn)

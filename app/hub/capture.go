@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"netmon/app/live"
@@ -26,6 +27,7 @@ func (h *Hub) buildCapture() error {
 		Enrich:   h.geo,
 		Minutes:  minuteSink{h.db},
 		Panics:   panics.New(h.reg, h.log.With("component", "capture"), "capture"),
+		Memory:   captureMemory{h.db},
 	})
 	if err := h.reg.Register(h.capture.Collector()); err != nil {
 		return fmt.Errorf("capture metrics: %w", err)
@@ -59,4 +61,23 @@ func (s minuteSink) AddRemotes(ctx context.Context, ts int64, rs []capture.Remot
 		out = append(out, store.RemoteBytes{IP: r.IP, Country: r.Country, Bytes: r.Bytes})
 	}
 	return s.db.AddRemoteMinute(ctx, ts, out)
+}
+
+// captureDeviceKey is the setting holding the running capture's interface
+// ("" once a person stopped it), read at start to resume.
+const captureDeviceKey = "capture.device"
+
+// captureMemory keeps the capture's interface in the settings table.
+type captureMemory struct{ db *store.DB }
+
+func (m captureMemory) Remember(ctx context.Context, device string) error {
+	return m.db.PutSetting(ctx, captureDeviceKey, device)
+}
+
+func (m captureMemory) Remembered(ctx context.Context) (string, error) {
+	v, err := m.db.GetSetting(ctx, captureDeviceKey)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return v, err
 }

@@ -94,6 +94,13 @@ async function api<T>(path: string): Promise<T> {
   return (await r.json()) as T
 }
 
+/** The y range a chart drew: [min, max] from its host element. */
+async function yAxis(testid: string): Promise<[number, number]> {
+  const host = page.getByTestId(testid).locator('.uplot-host')
+  await expect.poll(() => host.getAttribute('data-y-max'), { timeout: 10_000 }).not.toBeNull()
+  return [Number(await host.getAttribute('data-y-min')), Number(await host.getAttribute('data-y-max'))]
+}
+
 function util(v: number | null | undefined): string {
   return v == null ? '–' : `${v.toFixed(1)}%`
 }
@@ -169,6 +176,10 @@ describe('device detail', () => {
     const sdCells = await sd.evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td')).map((td) => td.textContent)))
     expect(sdCells).toEqual([['root', 'dns-check', 'port1', 'up', '12.5 ms', '0.8 ms', '0.0%'], ['root', 'dns-check', 'port3', 'down', '0.0 ms', '0.0 ms', '100.0%']])
     for (const id of ['sdwan-latency-chart', 'sdwan-jitter-chart', 'sdwan-loss-chart']) await page.getByTestId(id).locator('canvas').waitFor()
+    // unit-aware axes (issue 28 item 16): latency 12.5 ms on 0-20 ms, loss
+    // (0 and 100%) on 0-100%, not the old 0-1000 of every chart
+    expect(await yAxis('sdwan-latency-chart')).toEqual([0, 20])
+    expect(await yAxis('sdwan-loss-chart')).toEqual([0, 100])
 
     await page.getByTestId('tab-policies').click()
     const pol = page.getByTestId('device-policies').locator('tbody tr')
@@ -178,6 +189,12 @@ describe('device detail', () => {
     expect(polCells[0]![3]).toBe('450')
     expect(polCells[0]![6]).toBe('12')
     expect(polCells[1]![1]).toBe('7')
+
+    // CPU 7%, memory 41%, disk 12% on a 0-100% axis; 1 834 sessions on 0-2 500
+    await page.getByTestId('tab-resources').click()
+    await page.getByTestId('device-res-chart').locator('canvas').waitFor()
+    expect(await yAxis('device-res-chart')).toEqual([0, 100])
+    expect(await yAxis('device-sess-chart')).toEqual([0, 2500])
     expect(watch.dialogs).toEqual([])
     await screenshot(page, 'device-detail-fw')
   })

@@ -63,7 +63,7 @@ export interface Hub {
   stop: () => Promise<void>
 }
 
-export async function startHub(opts: { password?: string; extraArgs?: string[] } = {}): Promise<Hub> {
+export async function startHub(opts: { password?: string; extraArgs?: string[]; env?: Record<string, string> } = {}): Promise<Hub> {
   const bin = hubBinary()
   const dir = mkdtempSync(join(tmpdir(), 'netmon-e2e-'))
   const recordDir = join(dir, 'captures')
@@ -95,7 +95,7 @@ export async function startHub(opts: { password?: string; extraArgs?: string[] }
   // spawn starts the hub on this directory and port and waits for /readyz.
   const spawnHub = async (): Promise<void> => {
     exited = false
-    const c = spawn(bin, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
+    const c = spawn(bin, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...(opts.env ?? {}) } })
     child = c
     c.stdout?.on('data', (b: Buffer) => (out += b.toString()))
     c.stderr?.on('data', (b: Buffer) => (out += b.toString()))

@@ -2,7 +2,7 @@
 // helpers behind the charts, host links and bounded tables.
 import { expect, test } from 'vitest'
 import { ref } from 'vue'
-import { seriesStats } from '../src/lib/series'
+import { niceCeil, seriesStats, yRange } from '../src/lib/series'
 import { axisTime, clock, utcOffset, zoneLabel } from '../src/lib/time'
 import { hostOf, isIP } from '../src/lib/hosts'
 import { usePaged } from '../src/lib/paging'
@@ -57,4 +57,23 @@ test('usePaged: bounded pages, a range label, the page kept in range as rows shr
       ok()
     }),
   )
+})
+
+test('yRange: each unit its own axis (a CPU at 70% is no flat line on 0-1000)', () => {
+  expect(yRange('percent', 0, 70, false)).toEqual([0, 100])
+  expect(yRange('percent', 0, 0, false)).toEqual([0, 100])
+  expect(yRange('percent', 0, 130, false)).toEqual([0, 200]) // above 100 (a counter wrap) still fits
+  expect(yRange('percent', -40, 70, true)).toEqual([-100, 100])
+  expect(yRange('ms', 0, 12.5, false)).toEqual([0, 20])
+  expect(yRange('ms', 0, 0.2, false)).toEqual([0, 1])
+  expect(yRange('count', 0, 1834, false)).toEqual([0, 2500])
+  expect(yRange('count', 0, 3, false)).toEqual([0, 5])
+  expect(yRange('count', null, null, false)).toEqual([0, 1])
+  expect(yRange('bits', 0, 10, false)).toEqual([0, 1000])
+  expect(yRange('bits', -5, 10, true)).toEqual([-1000, 1000])
+  expect(yRange('bits', 0, 1e6, false)).toEqual([0, 1.1e6])
+  expect(niceCeil(0.7)).toBeCloseTo(1)
+  expect(niceCeil(11)).toBe(20)
+  expect(niceCeil(25)).toBe(25)
+  expect(niceCeil(2001)).toBe(2500)
 })

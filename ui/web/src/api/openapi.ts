@@ -146,7 +146,7 @@ export interface paths {
         };
         /**
          * Day-over-day comparison: per-day averages and peaks, today's and yesterday's 24 hours
-         * @description Days start at the hub's local midnight; hours without data are 0.
+         * @description Days start at the hub's local midnight; hours without data are 0. Each hour carries ts (its start, Unix seconds: a client in another zone places the hour by it, the index is the hub's local hour) and seconds (capture seconds recorded in it; 0: no data, as samples 0 is for a day).
          */
         get: operations["getCompare"];
         put?: never;
@@ -1599,7 +1599,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Newest syslog events */
+        /**
+         * Newest syslog events matching the filters, newest (highest id) first, with a cursor
+         * @description Filters, all together and all applied by the hub over every stored event (not over the newest page): severity (this one and worse, 0-7), severities (exactly these, comma-separated), host and tag (whole value, ASCII case ignored), text (substring of the message, ASCII case ignored), from and to (ts, Unix seconds, inclusive). Paging: pass the last id of a page as before for the next one; an empty page is the end. A site-bound identity sees the events of its site's devices only. A bad value is a 400 naming the parameter.
+         */
         get: operations["listSyslog"];
         put?: never;
         post?: never;
@@ -2451,8 +2454,12 @@ export interface components {
         };
         HistoryHour: {
             hour: number;
+            /** @description start of the hour */
+            ts: number;
             bps_in: number;
             bps_out: number;
+            /** @description seconds of capture recorded in the hour; 0: no data */
+            seconds: number;
         };
         HistoryResult: {
             range_minutes: number;
@@ -7880,8 +7887,24 @@ export interface operations {
     listSyslog: {
         parameters: {
             query?: {
-                /** @description newest events to return */
+                /** @description newest matching events to return */
                 limit?: number;
+                /** @description cursor: only events with an id below this one (pass the last id of the previous page; 0: from the newest) */
+                before?: number;
+                /** @description this severity and worse: 0 (emergency) to severity; 7 keeps all */
+                severity?: number;
+                /** @description exactly these severities, comma-separated (0-7), for example 0,1,2; applies with severity */
+                severities?: string;
+                /** @description only this host field (whole value, ASCII case ignored) */
+                host?: string;
+                /** @description only this tag (whole value, ASCII case ignored) */
+                tag?: string;
+                /** @description only messages containing this text (ASCII case ignored; % and _ match themselves) */
+                text?: string;
+                /** @description earliest ts, Unix seconds (inclusive) */
+                from?: number;
+                /** @description latest ts, Unix seconds (inclusive) */
+                to?: number;
             };
             header?: never;
             path?: never;
