@@ -535,7 +535,7 @@ export interface paths {
         };
         /**
          * One process of an agent: summary, destinations with country/ASN, live sockets, DNS and SNI/Host names, timeline
-         * @description name is the process name as one URL-escaped path segment (a name with slashes, such as kworker/u8:2, is sent as kworker%2Fu8:2). Aggregates cover minutes (default 1440) ending now. summary: first/last minute with traffic, PIDs, bytes, last_bucket_bps (bytes/s of the last minute with traffic). destinations: remote ends of the process's sockets grouped by remote_ip, remote_port, proto. connections: the process's sockets in the agent's last batch. names: DNS names (kind dns) and TLS SNI / HTTP Host (kind tls, http). timeline: first_seen, first_dns, first_l7, spikes (minutes above mean + 3 sigma), related_alerts (empty until alerting lands). For (unattributed), unattributed_reasons breaks the bytes down by the agent's reason.
+         * @description name is the process name as one URL-escaped path segment (a name with slashes, such as kworker/u8:2, is sent as kworker%2Fu8:2). Aggregates cover minutes (default 1440) ending now. summary: first/last minute with traffic, PIDs, bytes, last_bucket_bps (bytes/s of the last minute with traffic). destinations: remote ends of the process's sockets grouped by remote_ip, remote_port, proto. connections: the process's sockets in the agent's last batch. names: DNS names (kind dns) and TLS SNI / HTTP Host (kind tls, http). timeline: first_seen, first_dns, first_l7, spikes (minutes above mean + 3 sigma), related_alerts (the alert events about the process on this agent, rules proc and port, newest first, at most 20). For (unattributed), unattributed_reasons breaks the bytes down by the agent's reason.
          */
         get: operations["getAgentProcess"];
         put?: never;
@@ -1232,7 +1232,7 @@ export interface paths {
         };
         /**
          * Top flows of a window by octets: per exporter and 5-tuple
-         * @description Flows are stored as per-minute aggregates; ts is the last record time, first_seen the first minute. A site-bound identity sees the flows of its site's exporters only. Filters: exporter (its address), addr (source or destination), port (source or destination), proto (IP protocol number), all together; a bad value is a 400 naming the parameter. With addr, port or proto the remainder row sums the matching detail the store kept (the flows it kept no detail of carry no address).
+         * @description Flows are stored as per-minute aggregates; ts is the last record time, first_seen the first minute. The minutes not written yet are included (each exporter's open minute, summed in memory until it closes): a flow shows about a second after it arrived, with the numbers its minute will have once written. A site-bound identity sees the flows of its site's exporters only. Filters: exporter (its address), addr (source or destination), port (source or destination), proto (IP protocol number), all together; a bad value is a 400 naming the parameter. With addr, port or proto the remainder row sums the matching detail the store kept (the flows it kept no detail of carry no address).
          */
         get: operations["listFlows"];
         put?: never;
@@ -1250,7 +1250,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One conversation: its minute rows in both directions and both endpoints' country and ASN */
+        /**
+         * One conversation: its minute rows in both directions and both endpoints' country and ASN
+         * @description The minutes not written yet are included, as in GET /api/v1/flows.
+         */
         get: operations["getConversation"];
         put?: never;
         post?: never;
@@ -1269,7 +1272,7 @@ export interface paths {
         };
         /**
          * Conversations: flows grouped by 5-tuple, or by address pair with both directions merged
-         * @description pair mode reads the top 2000 directed pairs, then merges the two directions of each. The 6h and 24h windows cover whole hours and read each hour's top 5 000 rows by the sort column: exact for the heavy hitters, the tail may be left out. Filters: exporter (its address), addr (source or destination), port (source or destination), proto (IP protocol number), all together; a bad value is a 400 naming the parameter. With addr, port or proto the remainder row sums the matching detail the store kept (the flows it kept no detail of carry no address).
+         * @description pair mode reads the top 2000 directed pairs, then merges the two directions of each. The minutes not written yet are included, as in GET /api/v1/flows. The 6h and 24h windows cover whole hours and read each hour's top 5 000 rows by the sort column: exact for the heavy hitters, the tail may be left out. Filters: exporter (its address), addr (source or destination), port (source or destination), proto (IP protocol number), all together; a bad value is a 400 naming the parameter. With addr, port or proto the remainder row sums the matching detail the store kept (the flows it kept no detail of carry no address).
          */
         get: operations["listConversations"];
         put?: never;
@@ -1526,7 +1529,7 @@ export interface paths {
         put?: never;
         /**
          * Add a register entry (audited: isms.create)
-         * @description Risks: score = likelihood x impact; a mitigated risk names its Annex A controls. SoA: the ref is the control id; a control not applicable needs its justification. An existing ref: 409.
+         * @description Risks: score = likelihood x impact; a mitigated risk names its Annex A controls. SoA: the ref is the control id; a control not applicable needs its justification. An existing ref: 409. The registers are the organisation's, shared by every site: site-bound identities get 403.
          */
         post: operations["createISMS"];
         delete?: never;
@@ -1543,7 +1546,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Replace a register entry's content; its ref stays (audited: isms.update with before and after) */
+        /**
+         * Replace a register entry's content; its ref stays (audited: isms.update with before and after)
+         * @description The registers are the organisation's, shared by every site: site-bound identities get 403.
+         */
         put: operations["updateISMS"];
         post?: never;
         delete?: never;
@@ -1758,7 +1764,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics (text exposition format)
-         * @description Go runtime, process, HTTP request durations by route template and status, database pools and maintenance. With authentication on, scrape with an API token as bearer.
+         * @description Go runtime, process, HTTP request durations by route template and status, database pools and maintenance, and every site's agents by name with their traffic. Hence for admins that are not site-bound, or for the scrape token: start the hub with -metrics-token (or NETMON_METRICS_TOKEN) and have Prometheus send it as `Authorization: Bearer <token>` (authorization.credentials in a scrape config); it reads /metrics and nothing else. Any other caller: 401 without valid credentials (a wrong scrape token included), 403 for another role or a site-bound identity. With authentication off the route is open like every other.
          */
         get: operations["getMetrics"];
         put?: never;
@@ -1828,6 +1834,7 @@ export interface components {
             agent_id: number;
             last_ts: number;
             resolved_ts: number;
+            process: string;
             notes: components["schemas"]["RecordAlertNote"][];
             deliveries: components["schemas"]["RecordAlertDelivery"][];
         };
@@ -2105,7 +2112,7 @@ export interface components {
         CaptureSnapshot: {
             running: boolean;
             device: string;
-            error?: string;
+            error: string;
             total_packets: number;
             total_bytes: number;
             dropped: number;
@@ -2514,6 +2521,7 @@ export interface components {
             ips: number;
             comments: number;
             junk: number;
+            public_suffixes: number;
         };
         LoginResult: {
             ok: boolean;
@@ -2600,6 +2608,9 @@ export interface components {
             id: number;
             ts: number;
             kind: string;
+            severity: number;
+            state: string;
+            message: string;
         };
         ProcviewSpike: {
             ts: number;
@@ -2629,7 +2640,7 @@ export interface components {
             first_l7: number;
             /** @description minutes whose bytes (in + out) exceed the window's mean + 3 sigma */
             spikes: components["schemas"]["ProcviewSpike"][];
-            /** @description alerts about the process (always empty until alerting lands) */
+            /** @description alert events about the process on this agent (rules proc and port), newest first, at most 20, whatever the window */
             related_alerts: components["schemas"]["ProcviewRelatedAlert"][];
         };
         Readiness: {
@@ -2664,6 +2675,7 @@ export interface components {
             agent_id: number;
             last_ts: number;
             resolved_ts: number;
+            process: string;
         };
         RecordAlertNote: {
             id: number;
@@ -2767,7 +2779,7 @@ export interface components {
             file: string;
             packets: number;
             bytes: number;
-            error?: string;
+            error: string;
         };
         RecordStopResponse: {
             ok: boolean;
@@ -5628,7 +5640,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthErrorBody"];
                 };
             };
-            /** @description the identity lacks the permission audit */
+            /** @description the identity lacks the permission audit, or is site-bound (the resource covers every site) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5666,7 +5678,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthErrorBody"];
                 };
             };
-            /** @description the identity lacks the permission audit */
+            /** @description the identity lacks the permission audit, or is site-bound (the resource covers every site) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5722,7 +5734,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthErrorBody"];
                 };
             };
-            /** @description the identity lacks the permission audit */
+            /** @description the identity lacks the permission audit, or is site-bound (the resource covers every site) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5781,7 +5793,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthErrorBody"];
                 };
             };
-            /** @description the identity lacks the permission audit */
+            /** @description the identity lacks the permission audit, or is site-bound (the resource covers every site) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5832,7 +5844,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthErrorBody"];
                 };
             };
-            /** @description the identity lacks the permission admin */
+            /** @description the identity lacks the permission admin, or is site-bound (the resource covers every site) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7673,7 +7685,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthErrorBody"];
                 };
             };
-            /** @description the identity lacks the permission admin */
+            /** @description the identity lacks the permission admin, or is site-bound (the resource covers every site) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7756,7 +7768,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthErrorBody"];
                 };
             };
-            /** @description the identity lacks the permission admin */
+            /** @description the identity lacks the permission admin, or is site-bound (the resource covers every site) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8498,6 +8510,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission admin, or is site-bound (the resource covers every site) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
