@@ -90,8 +90,8 @@ type panicNames struct{ calls atomic.Int32 }
 
 func (p *panicNames) Names(context.Context, time.Time) ([]rules.Name, error) {
 	if p.calls.Add(1) == 1 {
-		var m map[string]int
-		m["boom"]++ // a nil-map write: a real runtime panic
+		// An index out of range: a real runtime panic.
+		_ = []int{}[int(p.calls.Load())]
 	}
 	return []rules.Name{{AgentID: 4, Name: "x.evil.test", Source: "dns", TS: 60}}, nil
 }

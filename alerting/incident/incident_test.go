@@ -181,8 +181,8 @@ type panicStore struct {
 
 func (p *panicStore) RecentAlertEvents(context.Context, int64) ([]record.AlertEvent, error) {
 	if p.calls.Add(1) == 1 {
-		var m map[string]int
-		m["boom"]++ // a nil-map write: a real runtime panic
+		// An index out of range: a real runtime panic.
+		_ = []int{}[int(p.calls.Load())]
 	}
 	return nil, nil
 }
