@@ -238,7 +238,7 @@ func TestFlowSeries(t *testing.T) {
 			{"port", 5, store.FlowFilter{Port: 8080}, []string{}, [][]int64{}, []int64{0, 0, 0, 0}},
 		}
 		for _, tc := range cases {
-			got, err := db.FlowSeries(ctx, base+59, base+180+59, tc.dim, tc.top, "", tc.f)
+			got, err := db.FlowSeries(ctx, base+59, base+180+59, tc.dim, tc.top, "", tc.f, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -247,7 +247,7 @@ func TestFlowSeries(t *testing.T) {
 				t.Errorf("%s top %d %+v (-got, +want):\n%s", tc.dim, tc.top, tc.f, diff)
 			}
 		}
-		if _, err := db.FlowSeries(ctx, base, base, "nope", 5, "", store.FlowFilter{}); err == nil {
+		if _, err := db.FlowSeries(ctx, base, base, "nope", 5, "", store.FlowFilter{}, nil); err == nil {
 			t.Error("an unknown dimension is refused")
 		}
 	})

@@ -45,6 +45,7 @@ func TestOpenMinutesRead(t *testing.T) {
 			Top, TopSiteB, TopPort, Pair []store.FlowRow
 			Conv, Pairs, Hourly          []store.Conversation
 			ConvSiteA                    []store.Conversation
+			Series, SeriesSiteB          *store.FlowSeries
 		}
 		read := func(open []flowagg.Minute) answer {
 			t.Helper()
@@ -73,6 +74,10 @@ func TestOpenMinutesRead(t *testing.T) {
 			must(err)
 			x.Hourly, err = db.ConversationsHourly(ctx, minute-86400, true, "octets", 10, "", store.FlowFilter{}, open)
 			must(err)
+			x.Series, err = db.FlowSeries(ctx, minute-300, minute, "dst", 2, "", store.FlowFilter{}, open)
+			must(err)
+			x.SeriesSiteB, err = db.FlowSeries(ctx, minute-300, minute, "exporter", 5, "b", store.FlowFilter{}, open)
+			must(err)
 			return x
 		}
 		before := read(open)
@@ -95,6 +100,24 @@ func TestOpenMinutesRead(t *testing.T) {
 		}
 		if len(before.Pair) != 3 || before.Pair[0].Octets+before.Pair[1].Octets != 7500 {
 			t.Errorf("pair flows %+v", before.Pair)
+		}
+		// The chart's series counts the open minute too: the last point
+		// holds its 7 580 octets (and the one 2 minutes back the stored
+		// 1 000); site b's series holds its exporter's 80 only.
+		if sr := before.Series; len(sr.Times) != 6 || sr.Times[5] != minute {
+			t.Errorf("series times %v", sr.Times)
+		} else {
+			var last, back2 int64
+			for i := range sr.Keys {
+				last += sr.Octets[i][5]
+				back2 += sr.Octets[i][3]
+			}
+			if last+sr.Other[5] != 7580 || back2+sr.Other[3] != 1000 {
+				t.Errorf("series minute totals %d and %d, want 7580 and 1000: %+v", last+sr.Other[5], back2+sr.Other[3], sr)
+			}
+		}
+		if sb := before.SeriesSiteB; len(sb.Keys) != 1 || sb.Keys[0] != "192.0.2.2" || sb.Octets[0][5] != 80 {
+			t.Errorf("site b's series %+v", sb)
 		}
 		if len(before.TopSiteB) != 1 || before.TopSiteB[0].Octets != 80 {
 			t.Errorf("site b's top flows %+v", before.TopSiteB)

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"netmon/store/flowagg"
 )
 
 // SeriesDims are the dimensions of FlowSeries and their SQL: port is the
@@ -37,8 +39,9 @@ type FlowSeries struct {
 // minute of to (both included) per minute for the top values of
 // dimension dim (a key of SeriesDims) by octets over the window.
 // The queries share one snapshot, so that a minute written meanwhile
-// cannot make Other negative.
-func (db *DB) FlowSeries(ctx context.Context, from, to int64, dim string, top int, site string, f FlowFilter) (_ *FlowSeries, err error) {
+// cannot make Other negative. open are the minutes not written yet (the
+// ingest queue's, as TopFlows takes them): their rows count as stored ones.
+func (db *DB) FlowSeries(ctx context.Context, from, to int64, dim string, top int, site string, f FlowFilter, open []flowagg.Minute) (_ *FlowSeries, err error) {
 	expr, ok := SeriesDims[dim]
 	if !ok {
 		return nil, fmt.Errorf("flow series: unknown dimension %q", dim)
@@ -59,6 +62,16 @@ func (db *DB) FlowSeries(ctx context.Context, from, to int64, dim string, top in
 		// The other rows carry no address, port or protocol.
 		detail += ` AND src <> ''`
 	}
+	// The open minutes join each query as rows of the same shape, under
+	// the same conditions (withOpen moves them inside its union).
+	totSrc, where, totArgs, err := db.withOpen("flow_minutes", where, args, open)
+	if err != nil {
+		return nil, fmt.Errorf("flow series: %w", err)
+	}
+	detSrc, detail, args, err := db.withOpen("flow_minutes", detail, args, open)
+	if err != nil {
+		return nil, fmt.Errorf("flow series: %w", err)
+	}
 	opts := &sql.TxOptions{ReadOnly: true}
 	if db.dialect == Postgres {
 		opts.Isolation = sql.LevelRepeatableRead
@@ -78,7 +91,7 @@ func (db *DB) FlowSeries(ctx context.Context, from, to int64, dim string, top in
 	out.Other = make([]int64, len(out.Times))
 
 	// Every minute's total; the top keys' minutes come off it below.
-	rows, err := tx.QueryContext(ctx, `SELECT ts, SUM(octets) FROM flow_minutes WHERE 1 = 1`+where+` GROUP BY ts`, args...)
+	rows, err := tx.QueryContext(ctx, `SELECT ts, SUM(octets) FROM `+totSrc+` WHERE 1 = 1`+where+` GROUP BY ts`, totArgs...)
 	if err != nil {
 		return nil, fmt.Errorf("flow series: %w", err)
 	}
@@ -95,7 +108,7 @@ func (db *DB) FlowSeries(ctx context.Context, from, to int64, dim string, top in
 		return nil, fmt.Errorf("flow series: %w", err)
 	}
 
-	topQ := fmt.Sprintf(`SELECT %s FROM flow_minutes WHERE 1 = 1%s GROUP BY %s ORDER BY SUM(octets) DESC, %s LIMIT $%d`, expr, detail, expr, expr, len(args)+1)
+	topQ := fmt.Sprintf(`SELECT %s FROM %s WHERE 1 = 1%s GROUP BY %s ORDER BY SUM(octets) DESC, %s LIMIT $%d`, expr, detSrc, detail, expr, expr, len(args)+1)
 	rows, err = tx.QueryContext(ctx, topQ, append(args[:len(args):len(args)], top)...)
 	if err != nil {
 		return nil, fmt.Errorf("flow series: %w", err)
@@ -120,8 +133,8 @@ func (db *DB) FlowSeries(ctx context.Context, from, to int64, dim string, top in
 	}
 	// The top keys' minutes, the top query as a subquery so that the keys
 	// keep their column's type on both engines.
-	q := fmt.Sprintf(`SELECT ts, %s, SUM(octets) FROM flow_minutes WHERE 1 = 1%s AND %s IN (SELECT k FROM (SELECT %s AS k FROM flow_minutes WHERE 1 = 1%s GROUP BY %s ORDER BY SUM(octets) DESC, %s LIMIT $%d) AS t)
-		GROUP BY ts, %s`, expr, detail, expr, expr, detail, expr, expr, len(args)+1, expr)
+	q := fmt.Sprintf(`SELECT ts, %s, SUM(octets) FROM %s WHERE 1 = 1%s AND %s IN (SELECT k FROM (SELECT %s AS k FROM %s WHERE 1 = 1%s GROUP BY %s ORDER BY SUM(octets) DESC, %s LIMIT $%d) AS t)
+		GROUP BY ts, %s`, expr, detSrc, detail, expr, expr, detSrc, detail, expr, expr, len(args)+1, expr)
 	rows, err = tx.QueryContext(ctx, q, append(args[:len(args):len(args)], top)...)
 	if err != nil {
 		return nil, fmt.Errorf("flow series: %w", err)

@@ -22,7 +22,7 @@ type FlowStore interface {
 	PairFlows(ctx context.Context, a, b string, from int64, limit int, site string, open []flowagg.Minute) ([]store.FlowRow, error)
 	Conversations(ctx context.Context, from int64, by5 bool, sort string, limit int, site string, f store.FlowFilter, open []flowagg.Minute) ([]store.Conversation, error)
 	ConversationsHourly(ctx context.Context, fromHour int64, by5 bool, sort string, limit int, site string, f store.FlowFilter, open []flowagg.Minute) ([]store.Conversation, error)
-	FlowSeries(ctx context.Context, from, to int64, dim string, top int, site string, f store.FlowFilter) (*store.FlowSeries, error)
+	FlowSeries(ctx context.Context, from, to int64, dim string, top int, site string, f store.FlowFilter, open []flowagg.Minute) (*store.FlowSeries, error)
 	QuerySyslog(ctx context.Context, q store.SyslogQuery) ([]store.SyslogRow, error)
 	FlowEvents(ctx context.Context, since int64, f store.FlowFilter, after *store.EventCursor, limit int, site string) ([]store.Event, error)
 	SyslogEvents(ctx context.Context, since int64, device, addr string, after *store.EventCursor, limit int, site string) ([]store.Event, error)

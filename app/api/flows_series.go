@@ -5,6 +5,8 @@ import (
 
 	"netmon/app/api/router"
 	"netmon/collectors/flows"
+	"netmon/store"
+	"netmon/store/flowagg"
 
 	"github.com/gin-gonic/gin"
 )
@@ -12,7 +14,7 @@ import (
 type flowSeriesIn struct {
 	By       string `query:"by" enum:"exporter,src,dst,port,proto" default:"dst" doc:"dimension: exporter, source or destination address, port (the lower of the two ports: the service side as a rule) or IP protocol number"`
 	Top      int    `query:"top" min:"1" max:"20" default:"5" doc:"how many values of the dimension, by octets over the window"`
-	Minutes  int    `query:"minutes" min:"1" max:"1440" default:"60" doc:"window ending at the last closed minute, in minutes"`
+	Minutes  int    `query:"minutes" min:"1" max:"1440" default:"60" doc:"window ending at the minute before the current one, in minutes; minutes not written yet count"`
 	Exporter string `query:"exporter" doc:"only this exporter's flows (its IP address)"`
 	Addr     string `query:"addr" doc:"only flows from or to this IP address"`
 	Port     int    `query:"port" min:"1" max:"65535" doc:"only flows from or to this port"`
@@ -51,12 +53,19 @@ func (s *Server) flowSeries(c *gin.Context, in *flowSeriesIn) (FlowSeriesOut, er
 	if err != nil {
 		return FlowSeriesOut{}, err
 	}
-	// The current minute is written when it closes: the window ends at
-	// the minute before it, so that its last point is not a false dip.
+	// The window ends at the minute before the current one, so that its
+	// last point is not the dip of a minute still going on; the open
+	// minutes (not written yet: the previous minute until it closes, a
+	// late exporter's older ones) count as written.
 	to := time.Now().Unix()
 	to = to - to%60 - 60
 	from := to - int64(in.Minutes-1)*60
-	fs, err := s.deps.Flows.FlowSeries(c, from, to, in.By, in.Top, callerOf(c).SiteFilter(), f)
+	var fs *store.FlowSeries
+	err = s.withOpen(c, func(open []flowagg.Minute) error {
+		var err error
+		fs, err = s.deps.Flows.FlowSeries(c, from, to, in.By, in.Top, callerOf(c).SiteFilter(), f, open)
+		return err
+	})
 	if err != nil {
 		return FlowSeriesOut{}, err
 	}

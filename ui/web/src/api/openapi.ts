@@ -7042,7 +7042,7 @@ export interface operations {
                 by?: "exporter" | "src" | "dst" | "port" | "proto";
                 /** @description how many values of the dimension, by octets over the window */
                 top?: number;
-                /** @description window ending at the last closed minute, in minutes */
+                /** @description window ending at the minute before the current one, in minutes; minutes not written yet count */
                 minutes?: number;
                 /** @description only this exporter's flows (its IP address) */
                 exporter?: string;
