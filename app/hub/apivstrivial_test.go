@@ -45,6 +45,7 @@ func BenchmarkAPIVsTrivial(b *testing.B) {
 	port := freePort(b)
 	hub := exec.Command(*measureBinary, "hub", "-port", strconv.Itoa(port), "-db", filepath.Join(dir, "netmon.db"),
 		"-log-level", "warn", "-capture=false", "-ip-online-lookup=false", "-host-conns=false", "-geoip-dir", filepath.Join(dir, "geoip"))
+	hub.Dir = dir // its vault key and files stay in the benchmark's directory
 	if err := hub.Start(); err != nil {
 		b.Fatal(err)
 	}
