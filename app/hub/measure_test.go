@@ -43,6 +43,7 @@ func BenchmarkHubBinary(b *testing.B) {
 		start := time.Now()
 		cmd := exec.Command(*measureBinary, "hub", "-port", strconv.Itoa(port), "-db", filepath.Join(dir, "netmon.db"), "-log-level", "warn")
 		cmd.Stderr = os.Stderr
+		cmd.Dir = dir // its vault key stays in the benchmark's directory, not in app/hub
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
