@@ -36,7 +36,7 @@ func TestThreatIntelAndEnrich(t *testing.T) {
 		c.Threat.IOCFile, c.Threat.CategoryFile, c.Geo.Dir = ioc, cats, geoDir
 	})
 	c := h.client(t)
-	list := `"list":{"path":"` + ioc + `","lines":5,"domains":2,"ips":1,"comments":1,"junk":1}`
+	list := `"list":{"path":"` + ioc + `","lines":5,"domains":2,"ips":1,"comments":1,"junk":1,"public_suffixes":0}`
 	for _, tc := range []struct {
 		desc, path string
 		code       int

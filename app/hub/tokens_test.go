@@ -34,7 +34,9 @@ func TestAPITokens(t *testing.T) {
 		// Usable as a bearer with its role.
 		tok := h.client(t)
 		tok.bearer = created.Token
-		tok.call("GET", "/metrics", nil).must(t, 200)
+		tok.call("GET", "/api/v1/agents", nil).must(t, 200)
+		// /metrics is for admins and the scrape token only (issue 28 item 5).
+		tok.call("GET", "/metrics", nil).must(t, 403)
 		tok.call("GET", "/api/v1/users", nil).must(t, 403)
 		if r := boot.call("GET", "/api/v1/tokens", nil); !regexp.MustCompile(`"last_used":[1-9]`).MatchString(r.body) {
 			t.Errorf("last_used not recorded: %s", r.body)
