@@ -220,9 +220,10 @@ func endToEnd(t *testing.T, method string) {
 
 	// The clients in nsA. curl resolves host1.example.test through the
 	// DNS server (its resolver's socket lives about a millisecond), then
-	// downloads; its rate limit keeps the transfer about a second long,
-	// like a real download, rather than a few milliseconds.
-	curlOut, curlPID := client(t, nsA, nil, "curl", "-sS", "-o", "/dev/null", "--limit-rate", "2M",
+	// downloads; its rate limit keeps the transfer about two seconds long,
+	// like a real download, rather than a few milliseconds (at one second
+	// a CI run under load once saw no socket lookup find it in time).
+	curlOut, curlPID := client(t, nsA, nil, "curl", "-sS", "-o", "/dev/null", "--limit-rate", "1M",
 		"-w", "%{size_download} %{size_header} %{size_request}", "http://host1.example.test:8080/body.bin")
 	var down, header, request int
 	if _, err := fmt.Sscan(curlOut, &down, &header, &request); err != nil || down != bodySize {
