@@ -94,7 +94,7 @@ func (h *Hub) Banner(ctx context.Context) string {
 	case err == nil && admin:
 		b.WriteString("  Sign in   with your user name and password (`netmon admin user list` lists the accounts)\n")
 	default:
-		b.WriteString("  Sign in   with the bootstrap password (-auth-password); then create named users under Settings → Users\n")
+		b.WriteString("  Sign in   with the bootstrap password (-auth-password); then create named users under Admin → Users\n")
 	}
 	token := "<static enroll token>"
 	if h.newEnrollToken != "" {
@@ -102,9 +102,9 @@ func (h *Hub) Banner(ctx context.Context) string {
 	}
 	fmt.Fprintf(&b, "  Agents    netmon agent -hub-url %s -hub-token %s\n", url, token)
 	if h.newEnrollToken != "" {
-		b.WriteString("            (this static enroll token was made now and is shown only once; ent_ tokens: Agents → Enroll tokens)\n")
+		b.WriteString("            (this static enroll token was made now and is shown only once; ent_ tokens: Admin → Enroll tokens)\n")
 	} else {
-		b.WriteString("            (the static token was shown at the first start or set by -enroll-token; or make an ent_ token: Agents → Enroll tokens)\n")
+		b.WriteString("            (the static token was shown at the first start or set by -enroll-token; or make an ent_ token: Admin → Enroll tokens)\n")
 	}
 	if a := h.cfg.Flows.Addr; a != "" {
 		fmt.Fprintf(&b, "  Flows     NetFlow v5/v9, IPFIX and sFlow v5 to UDP %s\n", a)
