@@ -237,6 +237,9 @@ func TestTopLevelEntries(t *testing.T) {
 	cmd.Dir = filepath.Join("..", "..")
 	out, err := cmd.Output()
 	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI runs on a git clone: %v", err)
+		}
 		t.Skipf("not a git checkout: %v", err)
 	}
 	seen := map[string]bool{}
