@@ -91,7 +91,7 @@ func load(fsys fs.FS) (*Manual, error) {
 		if !ok || err != nil {
 			return nil, fmt.Errorf("docs: %s: a page's name is NN-topic.md", name)
 		}
-		p := &Page{Slug: slug, Number: n, source: src, ids: map[string]bool{}}
+		p := &Page{Slug: slug, Number: n, Headings: []Heading{}, source: src, ids: map[string]bool{}}
 		ctx := parser.NewContext(parser.WithIDs(newSlugger()))
 		doc := md.Parser().Parse(text.NewReader(src), parser.WithContext(ctx))
 		if err := p.collect(doc, src); err != nil {

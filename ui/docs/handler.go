@@ -90,9 +90,12 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, v view) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if v.Status != 0 {
-		w.WriteHeader(v.Status)
+	// Always a status of its own: the API's fallback route hands UI paths
+	// over with gin's 404 preset.
+	if v.Status == 0 {
+		v.Status = http.StatusOK
 	}
+	w.WriteHeader(v.Status)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(buf.Bytes())
 	}
