@@ -42,11 +42,11 @@ type Config struct {
 
 // Handler serves the embedded console.
 type Handler struct {
-	cfg   Config
+	cfg Config
 	// manual serves /docs/ (the embedded manual), with or without -dev.
 	manual http.Handler
-	files fs.FS
-	index []byte
+	files  fs.FS
+	index  []byte
 	// modTime is the process start: embedded files carry no time of their own.
 	modTime time.Time
 }

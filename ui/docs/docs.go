@@ -56,7 +56,7 @@ type Heading struct {
 
 // Manual is the parsed and rendered manual.
 type Manual struct {
-	pages []*Page
+	pages  []*Page
 	bySlug map[string]*Page
 }
 
