@@ -431,7 +431,7 @@ func TestStateCookieSecure(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := New(slog.New(slog.NewTextHandler(t.Output(), nil)), Config{
 				Issuer: idp.Issuer(), ClientID: idp.ClientID, ClientSecret: idp.ClientSecret, RedirectURL: tt.redirectURL,
-			}, newTestSealer(t))
+			}, Deps{Sealer: newTestSealer(t)})
 			ctx := gooidc.ClientContext(context.Background(), idp.HTTPClient())
 			for _, step := range []string{"Begin", "Finish"} {
 				w := httptest.NewRecorder()
@@ -453,7 +453,7 @@ func TestStateCookieSecure(t *testing.T) {
 }
 
 func TestDisabled(t *testing.T) {
-	p := New(slog.New(slog.NewTextHandler(t.Output(), nil)), DefaultConfig(), nil)
+	p := New(slog.New(slog.NewTextHandler(t.Output(), nil)), DefaultConfig(), Deps{})
 	if p.Enabled() {
 		t.Error("Enabled() = true with no issuer")
 	}
