@@ -82,10 +82,10 @@ var importRules = []struct {
 	// imports it).
 	{"app/auth/oidc", []string{"app/auth", "app/errs", "app/netguard"}},
 	{"app/history", []string{"store"}},
-	{"app/procview", []string{"agentmode/wire", "app/errs", "store", "store/record"}},  // the process detail of deep collection
+	{"app/procview", []string{"agentmode/wire", "app/errs", "store", "store/record"}},                  // the process detail of deep collection
 	{"app/live", []string{"app/panics", "capture", "capture/pcaprec", "capture/proc", "store/record"}}, // the tick reads the capture it broadcasts
-	{"app/topology", []string{"app/errs", "app/panics", "store", "store/record"}},      // wave 2
-	{"app/compliance", []string{"app/errs", "app/panics", "store", "store/record"}},    // wave 2
+	{"app/topology", []string{"app/errs", "app/panics", "store", "store/record"}},                      // wave 2
+	{"app/compliance", []string{"app/errs", "app/panics", "store", "store/record"}},                    // wave 2
 	// The fleet's root composes its three jobs; enroll and agents read
 	// the intake's types (the agent token, the stored rates).
 	{"app/fleet/pki", []string{"agentmode/wire"}},
