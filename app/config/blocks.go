@@ -62,13 +62,42 @@ func blockBindings[C any](blocks []block[C], flat []binding[C], derived []string
 				if kd == nil || bound[leaf.Addr().Pointer()] || slices.Contains(derived, fp) {
 					continue
 				}
-				out = append(out, binding[C]{key: blk.name + "." + k, field: fp, kind: kd,
+				out = append(out, binding[C]{key: blk.name + "." + k, field: fp, kind: kd, block: true,
 					ptr: func(c *C) any { return reflect.ValueOf(blk.ptr(c)).Elem().FieldByIndex(idx).Addr().Interface() }})
 			}
 		}
 		walk(reflect.TypeOf(blk.ptr(&def)).Elem(), nil, blk.prefix, blk.field)
 	}
 	return out
+}
+
+// validateBlocks checks the keys of the components' blocks the one way
+// that holds for every tunable: a count or a duration is not negative,
+// and not zero where the component's default is not zero (a period of 0
+// would stop a loop's ticker, a cap of 0 would refuse everything); where
+// the default is 0, 0 keeps its meaning (off, unlimited, the OS's), and
+// so it does for the fields of zeroOK, whose comment gives 0 a meaning.
+func validateBlocks[C any](bs []binding[C], c, def *C, zeroOK []string) error {
+	for _, b := range bs {
+		if !b.block {
+			continue
+		}
+		var v, d int64
+		switch p := b.ptr(c).(type) {
+		case *int:
+			v, d = int64(*p), int64(*b.ptr(def).(*int))
+		case *int64:
+			v, d = *p, *b.ptr(def).(*int64)
+		case *time.Duration:
+			v, d = int64(*p), int64(*b.ptr(def).(*time.Duration))
+		default:
+			continue
+		}
+		if v < 0 || (v == 0 && d > 0 && !slices.Contains(zeroOK, b.field)) {
+			return fmt.Errorf("%s %s: must be positive", b.key, b.kind.show(b.ptr(c)))
+		}
+	}
+	return nil
 }
 
 // kindOf is how a setting spells a field of type t; nil: no setting can

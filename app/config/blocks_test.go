@@ -95,7 +95,7 @@ func splitPath(p string) []string {
 func TestBlockKeys(t *testing.T) {
 	file := writeFile(t, "auth:\n  throttle_window: 2m\n  session_ttl: 1h30m\nfleet:\n  enroll_throttle_max_failures: 9\n"+
 		"incident:\n  min_suspicious: 4\n  window: 20m\ntopology:\n  prune_every: 5m\nhttp:\n  low_file_limit: 2048\n"+
-		"capture_engine:\n  source_snaplen: 128\n  source_promisc: false\napi:\n  body_limit: 4096\noidc:\n  scopes: [openid, email]\n")
+		"capture_engine:\n  source_snaplen: 128\n  source_promisc: false\ngeo:\n  reload_interval: 0s\napi:\n  body_limit: 4096\noidc:\n  scopes: [openid, email]\n")
 	t.Setenv("NETMON_QUEUE__RETRIES", "7")
 	fs := pflag.NewFlagSet("hub", pflag.ContinueOnError)
 	AddHubFlags(fs)
@@ -108,9 +108,9 @@ func TestBlockKeys(t *testing.T) {
 	}
 	got := []any{c.Auth.Throttle.Window, c.Auth.SessionTTL, c.EnrollThrottle.MaxFailures, c.EnrollThrottle.FailuresOnly,
 		c.Incident.MinSuspicious, c.Incident.Window, c.Topology.PruneEvery, c.HTTP.LowFileLimit,
-		c.Capture.Source.Snaplen, c.Capture.Source.Promisc, c.API.BodyLimit, c.OIDC.Scopes, c.Queue.Retries}
+		c.Capture.Source.Snaplen, c.Capture.Source.Promisc, c.API.BodyLimit, c.OIDC.Scopes, c.Queue.Retries, c.Geo.ReloadInterval}
 	want := []any{2 * time.Minute, 90 * time.Minute, 9, true, 4, 20 * time.Minute, 5 * time.Minute, uint64(2048),
-		128, false, int64(4096), []string{"openid", "email"}, 7}
+		128, false, int64(4096), []string{"openid", "email"}, 7, time.Duration(0)}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("loaded (-got, +want):\n%s", diff)
 	}
@@ -137,6 +137,9 @@ func TestBlockKeyErrors(t *testing.T) {
 		{"duration without unit", "incident:\n  window: 10\n", `incident.window: "10" is not a duration (such as 30s, 5m or 1h)`},
 		{"negative limit", "http:\n  low_file_limit: -1\n", "http.low_file_limit: -1 must not be negative"},
 		{"unknown key in a block", "topology:\n  prune: 5m\n", "unknown key \"prune\" in topology"},
+		{"zero period", "topology:\n  prune_every: 0s\n", "topology.prune_every 0s: must be positive"},
+		{"negative count", "incident:\n  min_suspicious: -2\n", "incident.min_suspicious -2: must be positive"},
+		{"zero cap", "fleet:\n  enroll_throttle_max_failures: 0\n", "fleet.enroll_throttle_max_failures 0: must be positive"},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			fs := pflag.NewFlagSet("hub", pflag.ContinueOnError)

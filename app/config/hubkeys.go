@@ -17,6 +17,11 @@ var derivedFields = []string{"Fleet.MultiSite", "Fleet.Archive", "Incident.Enabl
 	// api reads version.Version.
 	"API.Version"}
 
+// hubZeroOK are block fields whose 0 means something although their
+// default is not 0 (validateBlocks): geo.reload_interval 0 stops
+// watching the GeoIP directory.
+var hubZeroOK = []string{"Geo.ReloadInterval"}
+
 // hubBlocks are the components' YAML blocks (see block). A block is
 // named after its component; where the flat table already has that key
 // (capture, alerts, compliance, tls are the spec's switches) the block
