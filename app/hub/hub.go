@@ -206,9 +206,11 @@ func (h *Hub) buildListener() error {
 	}
 	// The guard counts TCP connections, so it sits under TLS.
 	h.ln = h.guard.Listener(ln)
-	// Closed by the server's Shutdown once serving; here when it never did.
+	// Closed by the server's Shutdown once serving; here when it never
+	// did (closing the TLS listener buildHTTP may wrap it in closes it).
+	guarded := h.ln
 	h.parts.opened("listener", func(context.Context) error {
-		_ = h.ln.Close()
+		_ = guarded.Close()
 		return nil
 	})
 	return nil
