@@ -123,9 +123,9 @@ func kindOf(t reflect.Type) kind {
 }
 
 // snake is a Go field name in snake case: SessionTTL -> session_ttl,
-// BufferMB -> buffer_mb, CALife -> ca_life.
+// BufferMB -> buffer_mb, CALife -> ca_life; NetFlow is one word (netflow).
 func snake(name string) string {
-	r := []rune(name)
+	r := []rune(strings.ReplaceAll(name, "NetFlow", "Netflow"))
 	var b strings.Builder
 	for i, c := range r {
 		if unicode.IsUpper(c) && i > 0 {

@@ -158,7 +158,7 @@ func TestBlockKeyErrors(t *testing.T) {
 // TestSnake: the key of a Go field name.
 func TestSnake(t *testing.T) {
 	for in, want := range map[string]string{"SessionTTL": "session_ttl", "BufferMB": "buffer_mb", "CALife": "ca_life",
-		"MaxTemplatesPerExporter": "max_templates_per_exporter", "HTTPClient": "http_client", "Snaplen": "snaplen", "TSAURL": "tsaurl"} {
+		"MaxTemplatesPerExporter": "max_templates_per_exporter", "HTTPClient": "http_client", "Snaplen": "snaplen", "TSAURL": "tsaurl", "NetFlow": "netflow"} {
 		if got := snake(in); got != want {
 			t.Errorf("snake(%s) = %s, want %s", in, got, want)
 		}
