@@ -19,7 +19,7 @@ import (
 func (h *Hub) buildFleet(ctx context.Context) error {
 	var ca fleet.CA
 	if h.cfg.TLS.Enabled {
-		a, err := pki.New(h.log.With("component", "pki"), h.cfg.TLS)
+		a, err := pki.New(h.log.With("component", "pki"), h.cfg.TLS, pki.Deps{})
 		if err != nil {
 			return fmt.Errorf("hub TLS: %w", err)
 		}
