@@ -36,7 +36,10 @@ type binding[C any] struct {
 	env []string
 	// secret values are printed redacted.
 	secret bool
-	kind   kind
+	// block: made from a component's Config (blockBindings), checked by
+	// validateBlocks.
+	block bool
+	kind  kind
 	// ptr returns the address of the field in c.
 	ptr func(c *C) any
 }

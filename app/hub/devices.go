@@ -7,8 +7,6 @@ import (
 
 	"netmon/app/api"
 	"netmon/app/netguard"
-	"netmon/app/panics"
-	"netmon/app/topology"
 	"netmon/collectors/fwrest"
 	"netmon/collectors/snmp"
 	"netmon/store"
@@ -17,7 +15,7 @@ import (
 )
 
 // buildDevices builds the SNMP poller over the stored devices (their
-// credentials unsealed by the vault) and the topology service.
+// credentials unsealed by the vault).
 //
 // Outbound: the poller dials only the devices' own configured addresses,
 // through the guard's hook for configured addresses (never a cloud
@@ -39,9 +37,6 @@ func (h *Hub) buildDevices() {
 		Registerer: h.reg,
 	})
 	h.parts.add("fwrest", h.fwPoller.Start, noCtx(h.fwPoller.Stop))
-	h.topology = topology.New(h.log.With("component", "topology"), h.db)
-	h.topology.Panics = panics.New(h.reg, h.log.With("component", "topology"), "topology")
-	h.parts.add("topology", h.topology.Start, noCtx(h.topology.Stop))
 }
 
 // fwProber probes firewall REST devices through the outbound guard: the
