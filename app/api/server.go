@@ -128,13 +128,12 @@ type Deps struct {
 	AuditLog interface {
 		AppendAudit(ctx context.Context, e store.AuditEvent) (store.AuditEvent, error)
 	}
-	// Settings keeps the alert configuration (*store.DB); Vault seals its
-	// secrets (*vault.Vault).
-	Settings SettingsStore
-	Vault    Sealer
-	// Alerts is the alert engine: a saved configuration is applied to it
-	// at once, and its events are read through it (nil: not built).
-	Alerts AlertEngine
+	// Vault seals device credentials (*vault.Vault).
+	Vault Sealer
+	// AlertSettings is the alert configuration (*alerting.SettingsService);
+	// AlertRoutes the routing rules of delivery (*notify.RouteService).
+	AlertSettings AlertSettings
+	AlertRoutes   AlertRoutes
 	// AlertStore reads alert events and silences (*store.DB);
 	// AlertEngine learns of operators' changes (*alerting.Engine, nil:
 	// not built).
@@ -169,6 +168,12 @@ type Deps struct {
 	// Threats gives the threat list and domain categories
 	// (/api/v1/threatintel, /api/v1/enrich); nil: none.
 	Threats ThreatLists
+}
+
+// Sealer seals secrets kept in the database (*vault.Vault).
+type Sealer interface {
+	Seal(plaintext, associatedData []byte) ([]byte, error)
+	Open(blob, associatedData []byte) ([]byte, error)
 }
 
 // SSO is the OpenID Connect login (app/auth/oidc.Provider).

@@ -10,7 +10,7 @@ import (
 
 	"netmon/alerting"
 	"netmon/alerting/rules"
-	"netmon/app/api"
+	"netmon/app/audit"
 	"netmon/app/live"
 	"netmon/collectors/fwrest"
 )
@@ -20,20 +20,21 @@ import (
 // configurations to it and the live feed carries its new events.
 func (h *Hub) buildAlerts() {
 	h.buildNotify()
+	rows := alerting.NewSettingsRows(h.db, h.vault)
 	h.alerts = alerting.New(h.log.With("component", "alerting"), h.cfg.Alerts, alerting.Deps{
 		Store:       h.db,
 		Traffic:     alertTraffic{h},
 		Inventories: &alertInventories{h: h, seqs: map[int64]evaluated{}},
 		Ifaces:      ifaceRates{h},
 		Firewalls:   firewallStates{h},
-		Settings: func(ctx context.Context) (alerting.Settings, error) {
-			return api.LoadAlertSettings(ctx, h.db, h.vault)
-		},
-		Sink:    h.notifier,
-		Names:   alertNames{h},
-		Threats: iocMatcher{h.iocList},
-		Rates:   alertRates{h},
+		Settings:    rows.Load,
+		Sink:        h.notifier,
+		Notify:      h.notifier,
+		Names:       alertNames{h},
+		Threats:     iocMatcher{h.iocList},
+		Rates:       alertRates{h},
 	}, h.reg)
+	h.alertSettings = alerting.NewSettingsService(rows, audit.Builder{}, h.alerts)
 	h.parts.add("alerts", h.alerts.Start, noCtx(h.alerts.Stop))
 }
 

@@ -87,9 +87,13 @@ type Hub struct {
 	pki       *pki.Authority
 	fleet     *fleet.Service
 	alerts    *alerting.Engine
-	poller    *snmp.Poller
-	fwPoller  *fwrest.Poller
-	topology  *topology.Service
+	// alertSettings and alertRoutes are the alert configuration and the
+	// delivery routes as operators change them (alerts.go, notify.go).
+	alertSettings *alerting.SettingsService
+	alertRoutes   *notify.RouteService
+	poller        *snmp.Poller
+	fwPoller      *fwrest.Poller
+	topology      *topology.Service
 	// iocList and categories are the -ioc-file and
 	// -domain-category-file watches (threat.go).
 	incidents  *incident.Correlator
@@ -258,9 +262,9 @@ func (h *Hub) buildHTTP() error {
 		FlowExporters:  h.flows,
 		Deep:           h.db,
 		AuditLog:       h.db,
-		Settings:       h.db,
 		Vault:          h.vault,
-		Alerts:         h.alerts,
+		AlertSettings:  h.alertSettings,
+		AlertRoutes:    h.alertRoutes,
 		AlertStore:     h.db,
 		AlertEngine:    h.alerts,
 		Notifier:       h.notifier,

@@ -70,10 +70,10 @@ var importRules = []struct {
 	// need (app/hub hands in the concrete types) and import only the
 	// store and leaves; services do not import each other. A service's
 	// own subpackages are the exception the rows below name.
-	{"alerting", []string{"alerting/anomaly", "alerting/incident", "alerting/notify", "alerting/rules", "alerting/siem", "app/errs", "store/record"}},
+	{"alerting", []string{"alerting/anomaly", "alerting/incident", "alerting/notify", "alerting/rules", "alerting/siem", "app/errs", "store", "store/record"}},
 	{"alerting/anomaly", []string{"store/record"}},
 	{"alerting/incident", []string{"app/errs", "store/record"}},
-	{"alerting/notify", []string{"alerting/siem", "app/netguard", "store/record"}},
+	{"alerting/notify", []string{"alerting/siem", "app/errs", "app/netguard", "store", "store/record"}},
 	{"alerting/rules", []string{"app/errs", "store/record"}},
 	{"alerting/siem", []string{"app/netguard", "store/record"}},
 	{"app/audit", []string{"store"}},
