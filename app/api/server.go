@@ -134,6 +134,8 @@ type Deps struct {
 	// AlertRoutes the routing rules of delivery (*notify.RouteService).
 	AlertSettings AlertSettings
 	AlertRoutes   AlertRoutes
+	// Health is the network health score (*health.Service; nil: 100).
+	Health NetworkScore
 	// AlertStore reads alert events and silences (*store.DB);
 	// AlertEngine learns of operators' changes (*alerting.Engine, nil:
 	// not built).
@@ -234,8 +236,6 @@ type Server struct {
 	// templates maps gin's path syntax to the table's OpenAPI template,
 	// the route label of the metrics.
 	templates map[string]string
-	// health caches GET /api/v1/health per site scope.
-	health healthCache
 	// bodyTimeouts maps "METHOD ginPath" to a route's own body deadline.
 	bodyTimeouts map[string]time.Duration
 }

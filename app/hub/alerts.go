@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"netmon/alerting"
+	"netmon/alerting/health"
 	"netmon/alerting/rules"
 	"netmon/app/audit"
 	"netmon/app/live"
@@ -35,6 +36,8 @@ func (h *Hub) buildAlerts() {
 		Rates:       alertRates{h},
 	}, h.reg)
 	h.alertSettings = alerting.NewSettingsService(rows, audit.Builder{}, h.alerts)
+	h.health = health.New(health.Deps{Alerts: h.db, Agents: h.fleet, Capture: h.capture,
+		Drops: []health.Dropper{h.queue, h.flows, h.fleet}})
 	h.parts.add("alerts", h.alerts.Start, noCtx(h.alerts.Stop))
 }
 

@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"netmon/alerting"
+	"netmon/alerting/health"
 	"netmon/alerting/incident"
 	"netmon/alerting/notify"
 	"netmon/collectors/geo/threat"
@@ -91,9 +92,11 @@ type Hub struct {
 	// delivery routes as operators change them (alerts.go, notify.go).
 	alertSettings *alerting.SettingsService
 	alertRoutes   *notify.RouteService
-	poller        *snmp.Poller
-	fwPoller      *fwrest.Poller
-	topology      *topology.Service
+	// health is the network health score beside the engine.
+	health   *health.Service
+	poller   *snmp.Poller
+	fwPoller *fwrest.Poller
+	topology *topology.Service
 	// iocList and categories are the -ioc-file and
 	// -domain-category-file watches (threat.go).
 	incidents  *incident.Correlator
@@ -265,6 +268,7 @@ func (h *Hub) buildHTTP() error {
 		Vault:          h.vault,
 		AlertSettings:  h.alertSettings,
 		AlertRoutes:    h.alertRoutes,
+		Health:         h.health,
 		AlertStore:     h.db,
 		AlertEngine:    h.alerts,
 		Notifier:       h.notifier,

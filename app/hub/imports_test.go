@@ -72,6 +72,7 @@ var importRules = []struct {
 	// own subpackages are the exception the rows below name.
 	{"alerting", []string{"alerting/anomaly", "alerting/incident", "alerting/notify", "alerting/rules", "alerting/siem", "app/errs", "store", "store/record"}},
 	{"alerting/anomaly", []string{"store/record"}},
+	{"alerting/health", []string{"store", "store/record"}}, // the network health score, over typed counts
 	{"alerting/incident", []string{"app/errs", "store/record"}},
 	{"alerting/notify", []string{"alerting/siem", "app/errs", "app/netguard", "store", "store/record"}},
 	{"alerting/rules", []string{"app/errs", "store/record"}},
@@ -100,11 +101,11 @@ var importRules = []struct {
 
 	// 5. Only app/hub and app/api fan in; main.go imports only app/cli,
 	// whose commands are built over the services they run.
-	{"app/api", []string{"agentmode/wire", "alerting", "alerting/anomaly", "alerting/incident", "alerting/notify", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/errs", "app/fleet", "app/history", "app/httpguard", "app/logging", "app/procview", "app/secret", "app/topology", "app/version",
+	{"app/api", []string{"agentmode/wire", "alerting", "alerting/anomaly", "alerting/health", "alerting/incident", "alerting/notify", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/errs", "app/fleet", "app/history", "app/httpguard", "app/logging", "app/procview", "app/secret", "app/topology", "app/version",
 		"app/api/router", "capture", "capture/pcaprec", "capture/proc", "collectors/flows", "collectors/fwrest", "collectors/geo", "collectors/geo/threat", "collectors/snmp", "store", "store/flowagg", "store/record", "ui"}},
 	// The route machinery: the table's row type, adapters, binding, OpenAPI.
 	{"app/api/router", []string{"app/errs"}},
-	{"app/hub", []string{"alerting", "alerting/anomaly", "alerting/incident", "alerting/notify", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/netguard", "app/panics", "app/topology", "app/version",
+	{"app/hub", []string{"alerting", "alerting/anomaly", "alerting/health", "alerting/incident", "alerting/notify", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/netguard", "app/panics", "app/topology", "app/version",
 		"capture", "capture/pcaprec", "capture/proc", "collectors/flows", "collectors/flows/netflow", "collectors/fwrest", "collectors/geo", "collectors/geo/threat", "collectors/snmp", "collectors/syslog", "store", "store/queue", "store/record", "store/vault", "ui"}},
 	// The configuration composes the components' own Config structs.
 	{"app/config", []string{"agentmode", "alerting", "alerting/notify", "agentmode/collect", "app/api", "app/auth", "app/auth/oidc", "app/compliance", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/logging", "app/netguard", "capture", "capture/pcaprec", "collectors/flows", "collectors/geo", "collectors/geo/threat", "collectors/snmp", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
