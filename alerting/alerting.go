@@ -62,10 +62,14 @@ type FirewallSource interface {
 
 // Deps are the engine's inputs; a nil source turns its rules off.
 type Deps struct {
-	Store       Store
-	Traffic     TrafficSource
-	Inventories InventorySource
-	Ifaces      IfaceSource
+	Store   Store
+	Traffic TrafficSource
+	// Inventories and Ifaces come from several owners each (the hub
+	// host's sockets and the fleet's agents; the fleet's agents and the
+	// device pollers): the engine reads them all every cycle, a source
+	// that fails leaves only its own part out.
+	Inventories []InventorySource
+	Ifaces      []IfaceSource
 	Firewalls   FirewallSource
 	// Settings loads the stored alert configuration at Start.
 	Settings func(ctx context.Context) (Settings, error)

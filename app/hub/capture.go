@@ -38,9 +38,9 @@ func (h *Hub) buildCapture() error {
 	h.conns.Off = !h.cfg.Capture.HostConns
 	// The origin allow-list needs the bound port.
 	h.cfg.Live.AllowedOrigins = live.Origins(h.cfg.Server.PublicURL, h.cfg.TLS.Enabled, h.cfg.TLS.Hosts, h.port())
-	ticker := live.NewTicker(h.log.With("component", "live"), h.capture, h.conns, h.geo)
-	ticker.SetAlerts(alertTick{h})
-	h.live = live.New(h.log.With("component", "live"), h.cfg.Live, ticker, liveSessions{h.auth}, h.reg)
+	// The engine, built later, hands the ticker its events (buildAlerts).
+	h.ticker = live.NewTicker(h.log.With("component", "live"), h.capture, h.conns, h.geo)
+	h.live = live.New(h.log.With("component", "live"), h.cfg.Live, h.ticker, liveSessions{h.auth}, h.reg)
 	h.parts.add("live", h.live.Start, noCtx(h.live.Stop))
 	return nil
 }

@@ -82,6 +82,7 @@ type Hub struct {
 	capture   *capture.Capture
 	conns     *proc.Lister
 	live      *live.Broker
+	ticker    *live.Ticker
 	queue     *queue.Channel
 	flows     *flows.Collector
 	syslog    *syslog.Receiver

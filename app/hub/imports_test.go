@@ -93,7 +93,9 @@ var importRules = []struct {
 	{"app/fleet/intake", []string{"agentmode/wire", "app/errs", "app/secret", "store", "store/record"}},
 	{"app/fleet/enroll", []string{"agentmode/wire", "app/errs", "app/fleet/intake", "app/secret", "store"}},
 	{"app/fleet/agents", []string{"agentmode/wire", "app/errs", "app/panics", "app/fleet/intake", "store"}},
-	{"app/fleet", []string{"agentmode/wire", "app/fleet/agents", "app/panics", "app/fleet/enroll", "app/fleet/intake", "app/fleet/pki", "store", "store/record"}},
+	// The fleet feeds the alert engine over its own reads (inventories,
+	// interface rates, traffic series) in the rules' and anomaly's types.
+	{"app/fleet", []string{"agentmode/wire", "alerting/anomaly", "alerting/rules", "app/fleet/agents", "app/panics", "app/fleet/enroll", "app/fleet/intake", "app/fleet/pki", "store", "store/record"}},
 
 	// The agent: its own subpackages, the protocol, the host's sockets,
 	// and the build version; nothing of the hub.
@@ -170,6 +172,21 @@ func TestImportDirection(t *testing.T) {
 	sort.Strings(bad)
 	for _, b := range dedupe(bad) {
 		t.Error(b)
+	}
+}
+
+// apiImporters are the only packages that may import app/api: the
+// composition root and the CLI. app/config is there for api.Config only
+// until the API's Config moves (issue 29); no service may call into the
+// API for a domain function.
+var apiImporters = []string{"app/hub", "app/cli", "app/config"}
+
+// TestOnlyRootImportsAPI: no row but apiImporters' allows app/api.
+func TestOnlyRootImportsAPI(t *testing.T) {
+	for _, r := range importRules {
+		if contains(r.allow, "app/api") && !contains(apiImporters, r.pkg) {
+			t.Errorf("%q may import app/api: only %v may", r.pkg, apiImporters)
+		}
 	}
 }
 
