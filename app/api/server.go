@@ -149,8 +149,8 @@ type Deps struct {
 	// ComplianceStore keeps the reviews (*store.DB).
 	Compliance      Compliance
 	ComplianceStore ComplianceStore
-	// ISMS keeps the ISMS registers (*store.DB).
-	ISMS ISMSStore
+	// ISMS are the ISMS registers (*compliance.Registers).
+	ISMS ISMSRegisters
 	// Devices keeps devices and their samples (*store.DB; nil: empty
 	// lists); DevicePoller probes and re-reads the list (*snmp.Poller);
 	// Topology builds the graph (*topology.Service). Device credentials

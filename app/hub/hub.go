@@ -32,6 +32,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"netmon/app/api"
+	"netmon/app/audit"
 	"netmon/app/auth"
 	"netmon/app/compliance"
 	"netmon/app/config"
@@ -286,7 +287,7 @@ func (h *Hub) buildHTTP() error {
 		CertAgentID:    pki.AgentID,
 		Guard:          h.guard,
 		LoopbackOnly:   h.loopbackOnly(),
-		Compliance:     h.compliance, ComplianceStore: h.db, ISMS: h.db,
+		Compliance:     h.compliance, ComplianceStore: h.db, ISMS: compliance.NewRegisters(h.db, audit.Builder{}),
 	})
 	if err != nil {
 		return fmt.Errorf("build api: %w", err)
