@@ -279,7 +279,7 @@ func (h *Hub) buildHTTP() error {
 		DevicePoller:   devicePollers{h.poller, h.fwPoller},
 		Topology:       h.topology,
 		FirewallProber: fwProber{guard: h.netGuard},
-		Threats:        threatLists{h},
+		Threats:        threat.Lists{IOCWatch: h.iocList, CategoryWatch: h.categories},
 		Incidents:      h.db,
 		Anomalies:      h.alerts,
 		Rates:          h.db,

@@ -54,9 +54,3 @@ func (a alertNames) Names(ctx context.Context, since time.Time) ([]rules.Name, e
 	}
 	return out, nil
 }
-
-// threatLists hands the API the current loads.
-type threatLists struct{ h *Hub }
-
-func (t threatLists) IOC() *threat.List              { return t.h.iocList.Current() }
-func (t threatLists) Categories() *threat.Categories { return t.h.categories.Current() }
