@@ -71,7 +71,8 @@ type Deps struct {
 	Inventories []InventorySource
 	Ifaces      []IfaceSource
 	Firewalls   FirewallSource
-	// Settings loads the stored alert configuration at Start.
+	// Settings loads the stored alert configuration at Start
+	// (SettingsRows.Load; SettingsService applies later changes).
 	Settings func(ctx context.Context) (Settings, error)
 	// Now is the clock (time.Now when nil); tests inject theirs.
 	Now func() time.Time
