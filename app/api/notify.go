@@ -2,15 +2,11 @@ package api
 
 import (
 	"context"
-	"fmt"
-	"slices"
 
 	"github.com/gin-gonic/gin"
 
 	"netmon/alerting/notify"
 	"netmon/app/api/router"
-	"netmon/app/audit"
-	"netmon/app/errs"
 	"netmon/store"
 	"netmon/store/record"
 )
@@ -29,9 +25,14 @@ type AlertRoutes interface {
 	Delete(ctx context.Context, who store.AuditActor, id string) error
 }
 
+// ChannelProbe runs a channel's "send test" and records it
+// (*notify.Probe).
+type ChannelProbe interface {
+	Test(ctx context.Context, who store.AuditActor, channel string) (ok bool, reason string, err error)
+}
+
 // Notifier is the delivery side (*notify.Notifier).
 type Notifier interface {
-	Test(ctx context.Context, channel string) error
 	// GroupResolved closes the tickets of an alert group (an incident
 	// resolved or closed); it never blocks.
 	GroupResolved(id, ts int64) bool
@@ -102,22 +103,11 @@ func (s *Server) testChannel(c *gin.Context, in *channelIn) (ChannelTestResult, 
 	if callerOf(c).SiteBound() {
 		return ChannelTestResult{}, errAlertsGlobal
 	}
-	if !slices.Contains(notify.Channels, in.Channel) {
-		return ChannelTestResult{}, errs.InvalidField("channel", "unknown channel %q", in.Channel)
+	ok, reason, err := s.deps.ChannelProbe.Test(c, auditActor(c), in.Channel)
+	if err != nil {
+		return ChannelTestResult{}, err
 	}
-	if s.deps.Notifier == nil {
-		return ChannelTestResult{}, errs.Unavailablef(0, "alert delivery is not running")
-	}
-	res := ChannelTestResult{Channel: in.Channel, OK: true}
-	result := audit.ResultOK
-	if err := s.deps.Notifier.Test(c, in.Channel); err != nil {
-		res.OK, res.Error, result = false, err.Error(), audit.ResultError
-	}
-	ev := audit.Event(c, auditActor(c), audit.ActionAlertChannelTest, "alert_channels/"+in.Channel, result, res.Error, nil, nil)
-	if _, err := s.deps.AuditLog.AppendAudit(c, ev); err != nil {
-		return ChannelTestResult{}, fmt.Errorf("audit channel test: %w", err)
-	}
-	return res, nil
+	return ChannelTestResult{Channel: in.Channel, OK: ok, Error: reason}, nil
 }
 
 type deliveriesIn struct {

@@ -134,6 +134,8 @@ type Deps struct {
 	// AlertRoutes the routing rules of delivery (*notify.RouteService).
 	AlertSettings AlertSettings
 	AlertRoutes   AlertRoutes
+	// ChannelProbe runs a channel's "send test" (*notify.Probe).
+	ChannelProbe ChannelProbe
 	// Health is the network health score (*health.Service; nil: 100).
 	Health NetworkScore
 	// AlertStore reads alert events and silences (*store.DB);

@@ -40,6 +40,7 @@ func TestServiceVocabulary(t *testing.T) {
 		{"alert route create", notify.ActionRouteCreate, ActionAlertRouteCreate},
 		{"alert route update", notify.ActionRouteUpdate, ActionAlertRouteUpdate},
 		{"alert route delete", notify.ActionRouteDelete, ActionAlertRouteDelete},
+		{"alert channel test", notify.ActionChannelTest, ActionAlertChannelTest},
 		{"isms create", compliance.ActionISMSCreate, ActionISMSCreate},
 		{"isms update", compliance.ActionISMSUpdate, ActionISMSUpdate},
 	}

@@ -270,6 +270,7 @@ func (h *Hub) buildHTTP() error {
 		Vault:          h.vault,
 		AlertSettings:  h.alertSettings,
 		AlertRoutes:    h.alertRoutes,
+		ChannelProbe:   notify.NewProbe(h.notifier, h.db, audit.Builder{}),
 		Health:         h.health,
 		AlertStore:     h.db,
 		AlertEngine:    h.alerts,
