@@ -60,7 +60,6 @@ func (d deviceIfaceRates) IfaceRates(context.Context) ([]rules.IfaceRate, error)
 	return out, nil
 }
 
-
 // alertTraffic reads the capture's snapshot for the bw and target rules.
 type alertTraffic struct{ c *capture.Capture }
 
