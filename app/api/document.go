@@ -25,5 +25,6 @@ const apiDescription = `netmon's hub API. Conventions:
 // docInfo is what the document says beyond the table.
 func docInfo(version string) router.Info {
 	return router.Info{Title: "netmon", Version: version, Description: apiDescription,
-		ErrorBody: ErrorBody{}, AuthErrorBody: AuthErrorBody{}, Names: schemaNames()}
+		ErrorBody: ErrorBody{}, AuthErrorBody: AuthErrorBody{}, Names: schemaNames(),
+		Enums: enums(), Extensions: map[string]any{"x-netmon-roles": roleMatrix()}}
 }

@@ -80,7 +80,27 @@ type conversationsIn struct {
 	Proto    int    `query:"proto" min:"1" max:"255" doc:"only this IP protocol number (6 TCP, 17 UDP, 1 ICMP, 58 ICMPv6)"`
 }
 
-var windows = map[string]time.Duration{"15m": 15 * time.Minute, "1h": time.Hour, "6h": 6 * time.Hour, "24h": 24 * time.Hour}
+// flowWindow is a window of the conversations, ending now; the API
+// serves the names as its FlowWindow enumeration (enums.go), and the
+// Window parameter's enum tag must list the same (TestEnumTags).
+type flowWindow struct {
+	name string
+	d    time.Duration
+}
+
+func flowWindows() []flowWindow {
+	return []flowWindow{{"15m", 15 * time.Minute}, {"1h", time.Hour}, {"6h", 6 * time.Hour}, {"24h", 24 * time.Hour}}
+}
+
+// windowOf is the duration of a window the binder accepted.
+func windowOf(name string) time.Duration {
+	for _, w := range flowWindows() {
+		if w.name == name {
+			return w.d
+		}
+	}
+	return 0
+}
 
 // pairPull is how many directed pairs are read before both directions are
 // merged (spec 8).
@@ -92,11 +112,11 @@ func (s *Server) conversations(c *gin.Context, in *conversationsIn) ([]Conversat
 		return nil, err
 	}
 	now := time.Now()
-	from := now.Add(-windows[in.Window]).Unix()
+	from := now.Add(-windowOf(in.Window)).Unix()
 	site := callerOf(c).SiteFilter()
 	query := func(by5 bool, limit int) (out []store.Conversation, err error) {
 		err = s.withOpen(c, func(open []flowagg.Minute) (err error) {
-			if windows[in.Window] >= 6*time.Hour {
+			if windowOf(in.Window) >= 6*time.Hour {
 				// Whole hours from the hourly roll-up (a bounded number of
 				// rows per exporter hour), the hours not rolled up yet from
 				// their minutes: the window starts at its first hour's start.

@@ -195,7 +195,7 @@ func schemaNames() map[reflect.Type]string {
 		named[pcaprec.StopResponse]("RecordingStopped"),
 
 		// capture/source
-		named[source.Interface]("CaptureInterface"),
+		named[source.Interface]("HostInterface"),
 
 		// collectors/flows
 		named[flows.ExporterStatus]("FlowExporter"),

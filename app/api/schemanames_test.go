@@ -2,9 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -12,52 +9,40 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"netmon/app/fleet/agents"
 	"netmon/capture/pcaprec"
 	"netmon/store"
 	"netmon/store/record"
 )
 
-// packageNames are the names of every Go package of the module (the last
-// element of their directories), read from the source tree.
-func packageNames(t *testing.T) map[string]bool {
-	t.Helper()
-	names := map[string]bool{}
-	root := filepath.Join("..", "..")
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) && path != root {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && strings.HasSuffix(path, ".go") {
-			names[filepath.Base(filepath.Dir(path))] = true
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !names["store"] || !names["record"] || !names["wire"] {
-		t.Fatalf("package walk found %d packages, not store, record and wire: wrong root?", len(names))
-	}
-	return names
+// formerPaths are the import paths packages had before a rename, whose
+// names the old derived schema names still carry (capture/record became
+// capture/pcaprec: its types were RecordStatus, RecordFileEntry, ...).
+func formerPaths() map[string][]string {
+	return map[string][]string{"netmon/capture/pcaprec": {"netmon/capture/record"}}
 }
 
-// packageDerived says whether name is a package's name followed by the
-// type's Go name (StoreFlowRow for store.FlowRow, RecordStatus for
-// pcaprec.Status, named by the package it came from): the shape of the
-// names derived from the Go layout, which the contract no longer uses.
-func packageDerived(t reflect.Type, name string, packages map[string]bool) bool {
+// packageDerived says whether name is the name of a package on t's import
+// path (or a former one) followed by t's Go name: StoreFlowRow for
+// store.FlowRow, FleetAgentItem for fleet/agents.AgentItem, RecordStatus
+// for pcaprec.Status. That is the shape of the names the Go layout
+// derived, which the contract no longer uses.
+func packageDerived(t reflect.Type, name string) bool {
 	prefix, ok := strings.CutSuffix(name, t.Name())
 	if !ok || prefix == "" {
 		return false
 	}
-	return packages[strings.ToLower(prefix)]
+	for _, path := range append([]string{t.PkgPath()}, formerPaths()[t.PkgPath()]...) {
+		for _, elem := range strings.Split(path, "/") {
+			if strings.EqualFold(elem, prefix) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func TestPackageDerived(t *testing.T) {
-	packages := map[string]bool{"store": true, "record": true, "capture": true}
 	for _, tt := range []struct {
 		desc string
 		t    reflect.Type
@@ -66,12 +51,14 @@ func TestPackageDerived(t *testing.T) {
 	}{
 		{"the store's package name first", reflect.TypeFor[store.FlowRow](), "StoreFlowRow", true},
 		{"the record package's name first", reflect.TypeFor[record.AlertEvent](), "RecordAlertEvent", true},
-		{"an old package's name first (capture/record, now pcaprec)", reflect.TypeFor[pcaprec.Status](), "RecordStatus", true},
+		{"a parent package's name first", reflect.TypeFor[agents.AgentItem](), "FleetAgentItem", true},
+		{"a former package's name first (capture/record, now pcaprec)", reflect.TypeFor[pcaprec.Status](), "RecordStatus", true},
 		{"a product name", reflect.TypeFor[store.FlowRow](), "FlowRow", false},
 		{"a product name ending in the Go name", reflect.TypeFor[pcaprec.Status](), "RecordingStatus", false},
+		{"another package's name first is a product name", reflect.TypeFor[record.AlertEvent](), "CaptureAlertEvent", false},
 		{"a name unlike the Go name", reflect.TypeFor[store.IfaceRate](), "InterfaceRate", false},
 	} {
-		if got := packageDerived(tt.t, tt.name, packages); got != tt.want {
+		if got := packageDerived(tt.t, tt.name); got != tt.want {
 			t.Errorf("%s: packageDerived(%s, %q) = %v, want %v", tt.desc, tt.t, tt.name, got, tt.want)
 		}
 	}
@@ -83,11 +70,10 @@ func TestPackageDerived(t *testing.T) {
 // the enumerations. A body type without a declared name fails earlier:
 // router.Render refuses it, so newTestServer fails.
 func TestSchemaNames(t *testing.T) {
-	packages := packageNames(t)
 	names := schemaNames()
 	byName := map[string]reflect.Type{}
 	for typ, name := range names {
-		if packageDerived(typ, name, packages) {
+		if packageDerived(typ, name) {
 			t.Errorf("%s is named %s, derived from a Go package: declare a product name", typ, name)
 		}
 		if prev, ok := byName[name]; ok {
@@ -158,4 +144,3 @@ func TestNoStoreRowIsABody(t *testing.T) {
 		}
 	}
 }
-

@@ -32,9 +32,9 @@ type Info struct {
 	// Enums are closed sets of values added to the components as string
 	// schemas with an enum, so clients generate them instead of copying them.
 	Enums []Enum
-	// Roles is each role's permissions, served as the document's
-	// x-netmon-roles; nil leaves it out.
-	Roles map[string][]string
+	// Extensions are top-level x- members of the document (their names
+	// must start with x-), for what is no schema: the role matrix.
+	Extensions map[string]any
 }
 
 // Enum is a closed set of string values the API names.
@@ -115,8 +115,11 @@ func Render(routes []Route, info Info) (*Document, error) {
 			},
 		},
 	}
-	if info.Roles != nil {
-		doc["x-netmon-roles"] = info.Roles
+	for k, v := range info.Extensions {
+		if !strings.HasPrefix(k, "x-") {
+			return nil, fmt.Errorf("document extension %q: the name must start with x-", k)
+		}
+		doc[k] = v
 	}
 	var enc bytes.Buffer
 	je := json.NewEncoder(&enc)

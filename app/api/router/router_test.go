@@ -419,8 +419,11 @@ func TestRenderRefusesUndeclaredNames(t *testing.T) {
 		t.Fatalf("Render with an undeclared type: err = %v, want it to contain %q", err, want)
 	}
 	names[reflect.TypeFor[inner]()] = "Inner"
+	if _, err := Render(routes, Info{Names: names, Extensions: map[string]any{"roles": 1}}); err == nil || !strings.Contains(err.Error(), `"roles": the name must start with x-`) {
+		t.Errorf("Render with a bare extension name: err = %v", err)
+	}
 	doc, err := Render(routes, Info{Names: names, Enums: []Enum{{Name: "Color", Description: "a colour", Values: []string{"red", "blue"}}},
-		Roles: map[string][]string{"viewer": {"view"}}})
+		Extensions: map[string]any{"x-netmon-roles": map[string][]string{"viewer": {"view"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
