@@ -26,5 +26,5 @@ const apiDescription = `netmon's hub API. Conventions:
 func docInfo(version string) router.Info {
 	return router.Info{Title: "netmon", Version: version, Description: apiDescription,
 		ErrorBody: ErrorBody{}, AuthErrorBody: AuthErrorBody{}, Names: schemaNames(),
-		Enums: enums(), Extensions: map[string]any{"x-netmon-roles": roleMatrix()}}
+		Enums: enums(), Extensions: map[string]any{"x-netmon-roles": roleMatrix(), "x-netmon-incident-ops": incidentOps()}}
 }

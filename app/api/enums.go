@@ -2,6 +2,7 @@ package api
 
 import (
 	"netmon/alerting"
+	"netmon/alerting/incident"
 	"netmon/app/api/router"
 	"netmon/app/auth"
 	"netmon/store/record"
@@ -30,8 +31,7 @@ func enums() []router.Enum {
 	return []router.Enum{
 		{Name: "AlertKind", Description: "the rule that raised an alert event (spec 6.3)", Values: alerting.Kinds()},
 		{Name: "AlertState", Description: "the state of an alert event", Values: []string{record.AlertFiring, record.AlertAck, record.AlertResolved}},
-		{Name: "IncidentState", Description: "the state of an incident; open, ack and investigating count as open",
-			Values: []string{record.IncidentOpen, record.IncidentAck, record.IncidentInvestigating, record.IncidentResolved, record.IncidentClosed}},
+		{Name: "IncidentState", Description: "the state of an incident; open, ack and investigating count as open", Values: incidentStates()},
 		{Name: "FlowWindow", Description: "a window of GET /api/v1/flows/conversations, ending now", Values: windows},
 		{Name: "Role", Description: "an RBAC role, most privileged first; site-admin and global-admin exist in multi-site mode only (x-netmon-roles)", Values: roles},
 		{Name: "Permission", Description: "a permission of the role matrix (x-netmon-roles); x-netmon-permission of an operation names the one it needs", Values: perms},
@@ -55,4 +55,26 @@ func roleMatrix() map[string]any {
 		return m
 	}
 	return map[string]any{"single_site": mode(false), "multi_site": mode(true)}
+}
+
+func incidentStates() []string {
+	return []string{record.IncidentOpen, record.IncidentAck, record.IncidentInvestigating, record.IncidentResolved, record.IncidentClosed}
+}
+
+// incidentOps is the document's x-netmon-incident-ops: for each incident
+// state, the operations (POST /api/v1/incidents/{id}/{op}) the state
+// machine of alerting/incident allows from it, so a console offers those
+// buttons without a copy of the machine.
+func incidentOps() map[string][]string {
+	m := map[string][]string{}
+	for _, st := range incidentStates() {
+		ops := []string{}
+		for _, op := range []string{incident.OpAck, incident.OpInvestigate, incident.OpResolve, incident.OpClose} {
+			if _, err := incident.Next(st, op); err == nil {
+				ops = append(ops, op)
+			}
+		}
+		m[st] = ops
+	}
+	return m
 }

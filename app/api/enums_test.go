@@ -78,3 +78,16 @@ func TestEnums(t *testing.T) {
 		}
 	}
 }
+
+func TestIncidentOps(t *testing.T) {
+	want := map[string][]string{
+		"open":          {"ack", "investigate", "resolve", "close"},
+		"ack":           {"investigate", "resolve", "close"},
+		"investigating": {"resolve", "close"},
+		"resolved":      {"close"},
+		"closed":        {},
+	}
+	if diff := cmp.Diff(incidentOps(), want); diff != "" {
+		t.Errorf("incidentOps (-got, +want):\n%s", diff)
+	}
+}

@@ -9,6 +9,7 @@
 // Besides the types, each enumeration of the document (AlertKind, Role, ...)
 // becomes a value list (AlertKindValues, RoleValues, ...) and x-netmon-roles
 // (each mode's role -> permissions, from app/auth) becomes ROLE_PERMISSIONS,
+// x-netmon-incident-ops (state -> allowed operations) INCIDENT_OPS,
 // so the console offers the hub's values instead of copies of them.
 import { readFileSync, writeFileSync, existsSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
@@ -44,6 +45,12 @@ export async function generate() {
     out +=
       '\n/** Each role\'s permissions in each mode (x-netmon-roles of the document, from the hub\'s app/auth). */\n' +
       `export const ROLE_PERMISSIONS = ${JSON.stringify(roles, null, 2)} as const\n`
+  }
+  const incidentOps = doc['x-netmon-incident-ops']
+  if (incidentOps) {
+    out +=
+      '\n/** The operations each incident state allows (x-netmon-incident-ops of the document, from the hub\'s alerting/incident). */\n' +
+      `export const INCIDENT_OPS: Record<components['schemas']['IncidentState'], readonly string[]> = ${JSON.stringify(incidentOps, null, 2)}\n`
   }
   return out
 }

@@ -8725,3 +8725,26 @@ export const ROLE_PERMISSIONS = {
     ]
   }
 } as const
+
+/** The operations each incident state allows (x-netmon-incident-ops of the document, from the hub's alerting/incident). */
+export const INCIDENT_OPS: Record<components['schemas']['IncidentState'], readonly string[]> = {
+  "ack": [
+    "investigate",
+    "resolve",
+    "close"
+  ],
+  "closed": [],
+  "investigating": [
+    "resolve",
+    "close"
+  ],
+  "open": [
+    "ack",
+    "investigate",
+    "resolve",
+    "close"
+  ],
+  "resolved": [
+    "close"
+  ]
+}

@@ -136,4 +136,4 @@ export type IncidentState = S['IncidentState']
 export type FlowWindow = S['FlowWindow']
 export type Role = S['Role']
 export type Permission = S['Permission']
-export { AlertKindValues, AlertStateValues, IncidentStateValues, FlowWindowValues, RoleValues, PermissionValues } from './openapi'
+export { AlertKindValues, AlertStateValues, IncidentStateValues, FlowWindowValues, RoleValues, PermissionValues, INCIDENT_OPS } from './openapi'
