@@ -64,16 +64,18 @@ type auditIn struct {
 	To       int64  `query:"to" min:"0" doc:"latest ts, Unix seconds (inclusive)"`
 }
 
-func (s *Server) listAudit(c *gin.Context, in *auditIn) ([]store.AuditEvent, error) {
+func (s *Server) listAudit(c *gin.Context, in *auditIn) ([]AuditEvent, error) {
 	if in.From > 0 && in.To > 0 && in.From > in.To {
 		return nil, invalidField("from", "query parameter \"from\" must not be after \"to\"")
 	}
-	return s.deps.Audit.ListAudit(c, store.AuditFilter{
+	list, err := s.deps.Audit.ListAudit(c, store.AuditFilter{
 		Limit: in.Limit, Actor: in.Actor, Action: in.Action, Target: in.Resource,
 		IP: in.IP, Result: in.Result, From: in.From, To: in.To,
 	})
+	return convertAll(list, auditEventOf), err
 }
 
-func (s *Server) verifyAudit(c *gin.Context, _ *router.NoInput) (store.AuditVerify, error) {
-	return s.deps.Audit.VerifyAudit(c)
+func (s *Server) verifyAudit(c *gin.Context, _ *router.NoInput) (AuditVerification, error) {
+	v, err := s.deps.Audit.VerifyAudit(c)
+	return auditVerificationOf(v), err
 }

@@ -86,8 +86,9 @@ type agentHistoryIn struct {
 	Minutes int   `query:"minutes" min:"1" max:"10080" default:"60" doc:"window ending now, in minutes (at most 7 days)"`
 }
 
-func (s *Server) agentHistory(c *gin.Context, in *agentHistoryIn) ([]store.AgentSample, error) {
-	return s.deps.Fleet.AgentHistory(c, callerOf(c).SiteFilter(), in.ID, in.Minutes)
+func (s *Server) agentHistory(c *gin.Context, in *agentHistoryIn) ([]AgentSample, error) {
+	list, err := s.deps.Fleet.AgentHistory(c, callerOf(c).SiteFilter(), in.ID, in.Minutes)
+	return convertAll(list, agentSampleOf), err
 }
 
 func (s *Server) deleteAgent(c *gin.Context, in *agentIDIn) (OKResult, error) {

@@ -81,7 +81,7 @@ type alertEventsIn struct {
 
 // AlertEventPage is a page of GET /api/v1/alerts/events, newest first.
 type AlertEventPage struct {
-	Events []record.AlertEvent `json:"events"`
+	Events []AlertEvent `json:"events"`
 	// NextBefore is the cursor of the next page ("" on the last page).
 	NextBefore string `json:"next_before"`
 }
@@ -105,9 +105,9 @@ func (s *Server) alertEvents(c *gin.Context, in *alertEventsIn) (AlertEventPage,
 	if err != nil {
 		return AlertEventPage{}, err
 	}
-	page := AlertEventPage{Events: evs}
+	page := AlertEventPage{Events: convertAll(evs, alertEventOf)}
 	if len(evs) > in.Limit {
-		page.Events = evs[:in.Limit]
+		page.Events = page.Events[:in.Limit]
 		last := page.Events[in.Limit-1]
 		page.NextBefore = fmt.Sprintf("%d:%d", last.TS, last.ID)
 	}
@@ -117,8 +117,8 @@ func (s *Server) alertEvents(c *gin.Context, in *alertEventsIn) (AlertEventPage,
 // AlertEventDetail is an alert event with its notes, oldest first, and
 // the route it took: its deliveries (channel, rule, status; no secret).
 type AlertEventDetail struct {
-	record.AlertEvent
-	Notes      []record.AlertNote     `json:"notes"`
+	AlertEvent
+	Notes      []AlertNote            `json:"notes"`
 	Deliveries []record.AlertDelivery `json:"deliveries"`
 }
 
@@ -140,7 +140,7 @@ func (s *Server) alertEvent(c *gin.Context, in *idIn) (AlertEventDetail, error) 
 			return AlertEventDetail{}, err
 		}
 	}
-	return AlertEventDetail{AlertEvent: ev, Notes: notes, Deliveries: publicDeliveries(deliveries)}, nil
+	return AlertEventDetail{AlertEvent: alertEventOf(ev), Notes: convertAll(notes, alertNoteOf), Deliveries: publicDeliveries(deliveries)}, nil
 }
 
 // AlertNoteBody is the body of POST /api/v1/alerts/events/{id}/note.
@@ -159,18 +159,18 @@ var errNoAlertEvent = errs.NotFoundf("no such alert event")
 
 // alertChange loads an event in the caller's scope and commits change
 // with its audit record; the answer is the event as it is then.
-func (s *Server) alertChange(c *gin.Context, id int64, action, detail string, change func(tx *store.Tx, ev record.AlertEvent) (record.AlertEvent, error)) (record.AlertEvent, error) {
+func (s *Server) alertChange(c *gin.Context, id int64, action, detail string, change func(tx *store.Tx, ev record.AlertEvent) (record.AlertEvent, error)) (AlertEvent, error) {
 	who := callerOf(c)
 	ev, err := s.deps.AlertStore.AlertEvent(c, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return ev, errNoAlertEvent
+		return alertEventOf(ev), errNoAlertEvent
 	}
 	if err != nil {
-		return ev, err
+		return alertEventOf(ev), err
 	}
 	if who.Visible(ev.Site) != nil {
 		// Another site's event answers exactly as a missing one.
-		return ev, errNoAlertEvent
+		return alertEventOf(ev), errNoAlertEvent
 	}
 	err = s.deps.AlertStore.InTx(c, func(tx *store.Tx) error {
 		after, err := change(tx, ev)
@@ -183,22 +183,22 @@ func (s *Server) alertChange(c *gin.Context, id int64, action, detail string, ch
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return ev, errNoAlertEvent
+		return alertEventOf(ev), errNoAlertEvent
 	}
 	if err != nil {
-		return ev, err
+		return alertEventOf(ev), err
 	}
 	after, err := s.deps.AlertStore.AlertEvent(c, id)
 	if err != nil {
-		return ev, err
+		return alertEventOf(ev), err
 	}
 	if s.deps.AlertEngine != nil {
 		s.deps.AlertEngine.StateChanged(after)
 	}
-	return after, nil
+	return alertEventOf(after), nil
 }
 
-func (s *Server) ackAlert(c *gin.Context, in *idIn) (record.AlertEvent, error) {
+func (s *Server) ackAlert(c *gin.Context, in *idIn) (AlertEvent, error) {
 	return s.alertChange(c, in.ID, audit.ActionAlertAck, "", func(tx *store.Tx, ev record.AlertEvent) (record.AlertEvent, error) {
 		if ev.State != record.AlertFiring {
 			return ev, errs.Conflictf("only a firing event can be acknowledged; this one is %s", ev.State)
@@ -208,7 +208,7 @@ func (s *Server) ackAlert(c *gin.Context, in *idIn) (record.AlertEvent, error) {
 	})
 }
 
-func (s *Server) resolveAlert(c *gin.Context, in *idIn) (record.AlertEvent, error) {
+func (s *Server) resolveAlert(c *gin.Context, in *idIn) (AlertEvent, error) {
 	return s.alertChange(c, in.ID, audit.ActionAlertResolve, "", func(tx *store.Tx, ev record.AlertEvent) (record.AlertEvent, error) {
 		if ev.State == record.AlertResolved {
 			return ev, errs.Conflictf("the event is already resolved")
@@ -218,10 +218,10 @@ func (s *Server) resolveAlert(c *gin.Context, in *idIn) (record.AlertEvent, erro
 	})
 }
 
-func (s *Server) noteAlert(c *gin.Context, in *alertNoteIn) (record.AlertEvent, error) {
+func (s *Server) noteAlert(c *gin.Context, in *alertNoteIn) (AlertEvent, error) {
 	text := strings.TrimSpace(in.Body.Text)
 	if text == "" || len(text) > 4000 {
-		return record.AlertEvent{}, invalidField("text", "text must be 1 to 4000 characters")
+		return AlertEvent{}, invalidField("text", "text must be 1 to 4000 characters")
 	}
 	return s.alertChange(c, in.ID, audit.ActionAlertNote, text, func(tx *store.Tx, ev record.AlertEvent) (record.AlertEvent, error) {
 		_, err := tx.AddAlertNote(c, record.AlertNote{EventID: ev.ID, TS: time.Now().Unix(), Author: callerOf(c).Username, Text: text})
@@ -247,7 +247,7 @@ type silencesIn struct {
 	All bool `query:"all" doc:"include silences that have ended"`
 }
 
-func (s *Server) listSilences(c *gin.Context, in *silencesIn) ([]record.AlertSilence, error) {
+func (s *Server) listSilences(c *gin.Context, in *silencesIn) ([]AlertSilence, error) {
 	now := time.Now().Unix()
 	if in.All {
 		now = 0
@@ -257,16 +257,16 @@ func (s *Server) listSilences(c *gin.Context, in *silencesIn) ([]record.AlertSil
 		return nil, err
 	}
 	who := callerOf(c)
-	out := []record.AlertSilence{}
+	out := []AlertSilence{}
 	for _, sl := range list {
 		if who.Visible(sl.Site) == nil {
-			out = append(out, sl)
+			out = append(out, alertSilenceOf(sl))
 		}
 	}
 	return out, nil
 }
 
-func (s *Server) createSilence(c *gin.Context, in *silenceCreateIn) (record.AlertSilence, error) {
+func (s *Server) createSilence(c *gin.Context, in *silenceCreateIn) (AlertSilence, error) {
 	who := callerOf(c)
 	now := time.Now().Unix()
 	b := in.Body
@@ -277,13 +277,13 @@ func (s *Server) createSilence(c *gin.Context, in *silenceCreateIn) (record.Aler
 	}
 	switch {
 	case sl.End <= sl.Start:
-		return sl, invalidField("end", "end must be after start")
+		return alertSilenceOf(sl), invalidField("end", "end must be after start")
 	case sl.End <= now:
-		return sl, invalidField("end", "end must be in the future")
+		return alertSilenceOf(sl), invalidField("end", "end must be in the future")
 	case len(sl.Comment) > 1000:
-		return sl, invalidField("comment", "comment must be at most 1000 characters")
+		return alertSilenceOf(sl), invalidField("comment", "comment must be at most 1000 characters")
 	case len(sl.Kind) > 64 || len(sl.Site) > 128 || len(sl.Key) > 512:
-		return sl, invalidField("key", "matchers are at most 64 (kind), 128 (site) and 512 (key) characters")
+		return alertSilenceOf(sl), invalidField("key", "matchers are at most 64 (kind), 128 (site) and 512 (key) characters")
 	}
 	ev := audit.Event(c, audit.Actor{Username: who.Username, Role: string(who.Role), ActorType: string(who.Actor)},
 		audit.ActionAlertSilenceCreate, "alert_silences", audit.ResultOK, "", nil, sl)
@@ -297,10 +297,10 @@ func (s *Server) createSilence(c *gin.Context, in *silenceCreateIn) (record.Aler
 		return err
 	})
 	if err != nil {
-		return record.AlertSilence{}, err
+		return AlertSilence{}, err
 	}
 	s.silencesChanged(c)
-	return sl, nil
+	return alertSilenceOf(sl), nil
 }
 
 func (s *Server) deleteSilence(c *gin.Context, in *idIn) (OKResult, error) {

@@ -106,11 +106,12 @@ type reviewsIn struct {
 	Limit int `query:"limit" min:"1" max:"1000" default:"50" doc:"newest reviews to return"`
 }
 
-func (s *Server) listReviews(c *gin.Context, in *reviewsIn) ([]store.ComplianceReview, error) {
+func (s *Server) listReviews(c *gin.Context, in *reviewsIn) ([]ComplianceReview, error) {
 	if s.deps.ComplianceStore == nil {
-		return []store.ComplianceReview{}, nil
+		return []ComplianceReview{}, nil
 	}
-	return s.deps.ComplianceStore.ListComplianceReviews(c, in.Limit)
+	list, err := s.deps.ComplianceStore.ListComplianceReviews(c, in.Limit)
+	return convertAll(list, reviewOf), err
 }
 
 // ReviewCreate is a review record (spec 2.12).
@@ -129,18 +130,18 @@ var rePeriod = regexp.MustCompile(`^\d{4}-(0[1-9]|1[0-2])$`)
 
 // createReview stores a review and its audit record in one transaction
 // (spec 6.5): no review without its record.
-func (s *Server) createReview(c *gin.Context, in *reviewCreateIn) (store.ComplianceReview, error) {
+func (s *Server) createReview(c *gin.Context, in *reviewCreateIn) (ComplianceReview, error) {
 	b := in.Body
 	switch {
 	case b.Kind != "log" && b.Kind != "access":
-		return store.ComplianceReview{}, invalidField("kind", "kind must be log or access")
+		return ComplianceReview{}, invalidField("kind", "kind must be log or access")
 	case !rePeriod.MatchString(b.Period):
-		return store.ComplianceReview{}, invalidField("period", "period must be YYYY-MM")
+		return ComplianceReview{}, invalidField("period", "period must be YYYY-MM")
 	case len(b.Notes) > 4000 || len(b.Finding) > 4000:
-		return store.ComplianceReview{}, invalidField("notes", "notes and finding are at most 4000 characters")
+		return ComplianceReview{}, invalidField("notes", "notes and finding are at most 4000 characters")
 	}
 	if s.deps.ComplianceStore == nil {
-		return store.ComplianceReview{}, errs.NotFoundf("compliance reviews are not available")
+		return ComplianceReview{}, errs.NotFoundf("compliance reviews are not available")
 	}
 	who := callerOf(c)
 	r := store.ComplianceReview{TS: time.Now().Unix(), Author: who.Username, Kind: b.Kind, Period: b.Period, Notes: b.Notes, Finding: b.Finding}
@@ -156,7 +157,7 @@ func (s *Server) createReview(c *gin.Context, in *reviewCreateIn) (store.Complia
 		return err
 	})
 	if err != nil {
-		return store.ComplianceReview{}, err
+		return ComplianceReview{}, err
 	}
-	return r, nil
+	return reviewOf(r), nil
 }

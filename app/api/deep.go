@@ -40,25 +40,28 @@ func deepScope(c *gin.Context, minutes int, agentID int64) store.DeepScope {
 	return store.DeepScope{From: time.Now().Add(-time.Duration(minutes) * time.Minute).Unix(), AgentID: agentID, Site: callerOf(c).SiteFilter()}
 }
 
-func (s *Server) processes(c *gin.Context, in *processesIn) ([]store.ProcessItem, error) {
+func (s *Server) processes(c *gin.Context, in *processesIn) ([]ProcessItem, error) {
 	if s.deps.Deep == nil {
-		return []store.ProcessItem{}, nil
+		return []ProcessItem{}, nil
 	}
-	return s.deps.Deep.TopProcesses(c, deepScope(c, in.Minutes, in.AgentID), in.Limit)
+	list, err := s.deps.Deep.TopProcesses(c, deepScope(c, in.Minutes, in.AgentID), in.Limit)
+	return convertAll(list, processItemOf), err
 }
 
-func (s *Server) l7(c *gin.Context, in *namesIn) ([]store.L7Item, error) {
+func (s *Server) l7(c *gin.Context, in *namesIn) ([]L7Item, error) {
 	if s.deps.Deep == nil {
-		return []store.L7Item{}, nil
+		return []L7Item{}, nil
 	}
-	return s.deps.Deep.TopL7(c, deepScope(c, in.Minutes, in.AgentID), in.Limit)
+	list, err := s.deps.Deep.TopL7(c, deepScope(c, in.Minutes, in.AgentID), in.Limit)
+	return convertAll(list, l7ItemOf), err
 }
 
-func (s *Server) dns(c *gin.Context, in *namesIn) ([]store.DNSItem, error) {
+func (s *Server) dns(c *gin.Context, in *namesIn) ([]DNSItem, error) {
 	if s.deps.Deep == nil {
-		return []store.DNSItem{}, nil
+		return []DNSItem{}, nil
 	}
-	return s.deps.Deep.TopDNS(c, deepScope(c, in.Minutes, in.AgentID), in.Limit)
+	list, err := s.deps.Deep.TopDNS(c, deepScope(c, in.Minutes, in.AgentID), in.Limit)
+	return convertAll(list, dnsItemOf), err
 }
 
 type processDetailIn struct {

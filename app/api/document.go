@@ -1,8 +1,6 @@
 package api
 
 import (
-	"reflect"
-
 	"netmon/app/api/router"
 )
 
@@ -27,17 +25,6 @@ const apiDescription = `netmon's hub API. Conventions:
 // docInfo is what the document says beyond the table.
 func docInfo(version string) router.Info {
 	return router.Info{Title: "netmon", Version: version, Description: apiDescription,
-		ErrorBody: ErrorBody{}, AuthErrorBody: AuthErrorBody{}, LocalPkg: reflect.TypeFor[Server]().PkgPath(),
-		SchemaPrefixes: schemaPrefixes}
-}
-
-// schemaPrefixes keep the document's schema names, which the console's
-// generated types use, when a package is split or renamed: the types of
-// these packages are named with the prefix of the package they came from.
-var schemaPrefixes = map[string]string{
-	"netmon/app/fleet/agents": "Fleet", // app/fleet split by job (issue 13)
-	"netmon/app/fleet/enroll": "Fleet",
-	"netmon/app/fleet/intake": "Fleet",
-	"netmon/capture/pcaprec":  "Record", // was capture/record
-	"netmon/alerting/health":  "",       // the health score's body, was app/api's (issue 29)
+		ErrorBody: ErrorBody{}, AuthErrorBody: AuthErrorBody{}, Names: schemaNames(),
+		Enums: enums(), Extensions: map[string]any{"x-netmon-roles": roleMatrix(), "x-netmon-incident-ops": incidentOps()}}
 }

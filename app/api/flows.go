@@ -54,7 +54,7 @@ type flowsIn struct {
 	Proto    int    `query:"proto" min:"1" max:"255" doc:"only this IP protocol number (6 TCP, 17 UDP, 1 ICMP, 58 ICMPv6)"`
 }
 
-func (s *Server) flows(c *gin.Context, in *flowsIn) ([]store.FlowRow, error) {
+func (s *Server) flows(c *gin.Context, in *flowsIn) ([]FlowRow, error) {
 	f, err := flowFilter(in.Exporter, in.Addr, in.Port, in.Proto)
 	if err != nil {
 		return nil, err
@@ -65,7 +65,7 @@ func (s *Server) flows(c *gin.Context, in *flowsIn) ([]store.FlowRow, error) {
 		rows, err = s.deps.Flows.TopFlows(c, from, in.Limit, callerOf(c).SiteFilter(), f, open)
 		return err
 	})
-	return rows, err
+	return convertAll(rows, flowRowOf), err
 }
 
 type conversationsIn struct {
@@ -80,23 +80,43 @@ type conversationsIn struct {
 	Proto    int    `query:"proto" min:"1" max:"255" doc:"only this IP protocol number (6 TCP, 17 UDP, 1 ICMP, 58 ICMPv6)"`
 }
 
-var windows = map[string]time.Duration{"15m": 15 * time.Minute, "1h": time.Hour, "6h": 6 * time.Hour, "24h": 24 * time.Hour}
+// flowWindow is a window of the conversations, ending now; the API
+// serves the names as its FlowWindow enumeration (enums.go), and the
+// Window parameter's enum tag must list the same (TestEnumTags).
+type flowWindow struct {
+	name string
+	d    time.Duration
+}
+
+func flowWindows() []flowWindow {
+	return []flowWindow{{"15m", 15 * time.Minute}, {"1h", time.Hour}, {"6h", 6 * time.Hour}, {"24h", 24 * time.Hour}}
+}
+
+// windowOf is the duration of a window the binder accepted.
+func windowOf(name string) time.Duration {
+	for _, w := range flowWindows() {
+		if w.name == name {
+			return w.d
+		}
+	}
+	return 0
+}
 
 // pairPull is how many directed pairs are read before both directions are
 // merged (spec 8).
 const pairPull = 2000
 
-func (s *Server) conversations(c *gin.Context, in *conversationsIn) ([]store.Conversation, error) {
+func (s *Server) conversations(c *gin.Context, in *conversationsIn) ([]Conversation, error) {
 	f, err := flowFilter(in.Exporter, in.Addr, in.Port, in.Proto)
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now()
-	from := now.Add(-windows[in.Window]).Unix()
+	from := now.Add(-windowOf(in.Window)).Unix()
 	site := callerOf(c).SiteFilter()
 	query := func(by5 bool, limit int) (out []store.Conversation, err error) {
 		err = s.withOpen(c, func(open []flowagg.Minute) (err error) {
-			if windows[in.Window] >= 6*time.Hour {
+			if windowOf(in.Window) >= 6*time.Hour {
 				// Whole hours from the hourly roll-up (a bounded number of
 				// rows per exporter hour), the hours not rolled up yet from
 				// their minutes: the window starts at its first hour's start.
@@ -109,13 +129,14 @@ func (s *Server) conversations(c *gin.Context, in *conversationsIn) ([]store.Con
 		return out, err
 	}
 	if in.By == "5tuple" {
-		return query(true, in.Limit)
+		out, err := query(true, in.Limit)
+		return convertAll(out, conversationOf), err
 	}
 	directed, err := query(false, pairPull)
 	if err != nil {
 		return nil, err
 	}
-	return mergePairs(directed, in.Sort, in.Limit), nil
+	return convertAll(mergePairs(directed, in.Sort, in.Limit), conversationOf), nil
 }
 
 // mergePairs adds the two directions of each address pair together; the
@@ -205,9 +226,9 @@ type EndpointInfo struct {
 
 // ConversationDetail is GET /api/v1/flows/conversation.
 type ConversationDetail struct {
-	Src   EndpointInfo    `json:"src"`
-	Dst   EndpointInfo    `json:"dst"`
-	Flows []store.FlowRow `json:"flows"`
+	Src   EndpointInfo `json:"src"`
+	Dst   EndpointInfo `json:"dst"`
+	Flows []FlowRow    `json:"flows"`
 }
 
 func (s *Server) conversation(c *gin.Context, in *conversationIn) (ConversationDetail, error) {
@@ -228,7 +249,7 @@ func (s *Server) conversation(c *gin.Context, in *conversationIn) (ConversationD
 	if err != nil {
 		return ConversationDetail{}, err
 	}
-	return ConversationDetail{Src: s.endpointInfo(a), Dst: s.endpointInfo(b), Flows: rows}, nil
+	return ConversationDetail{Src: s.endpointInfo(a), Dst: s.endpointInfo(b), Flows: convertAll(rows, flowRowOf)}, nil
 }
 
 func (s *Server) endpointInfo(a netip.Addr) EndpointInfo {
@@ -255,7 +276,7 @@ type eventsIn struct {
 
 // EventPage is a page of GET /api/v1/events, newest first.
 type EventPage struct {
-	Events []store.Event `json:"events"`
+	Events []FlowEvent `json:"events"`
 	// NextBefore is the cursor of the next page ("" on the last page).
 	NextBefore string `json:"next_before"`
 }
@@ -300,7 +321,7 @@ func (s *Server) events(c *gin.Context, in *eventsIn) (EventPage, error) {
 		return EventPage{}, err
 	}
 	ef := store.EventFilter{Addr: ff.Addr, Port: ff.Port, Proto: ff.Proto, Domain: domain}
-	page := EventPage{Events: []store.Event{}}
+	page := EventPage{Events: []FlowEvent{}}
 	since := time.Now().Add(-time.Duration(in.SinceMin) * time.Minute).Unix()
 	site := callerOf(c).SiteFilter()
 	// Agent observations (deep.go); flows and syslog are no agent's.
@@ -336,6 +357,6 @@ func (s *Server) events(c *gin.Context, in *eventsIn) (EventPage, error) {
 		last := all[len(all)-1]
 		page.NextBefore = strconv.FormatInt(last.TS, 10) + "~" + last.Type + "~" + last.Key
 	}
-	page.Events = append(page.Events, all...)
+	page.Events = append(page.Events, convertAll(all, flowEventOf)...)
 	return page, nil
 }

@@ -32,17 +32,18 @@ type incidentsIn struct {
 	Limit   int    `query:"limit" min:"1" max:"1000" default:"100" doc:"incidents, newest first"`
 }
 
-func (s *Server) listIncidents(c *gin.Context, in *incidentsIn) ([]record.Incident, error) {
+func (s *Server) listIncidents(c *gin.Context, in *incidentsIn) ([]Incident, error) {
 	if s.deps.Incidents == nil {
-		return []record.Incident{}, nil
+		return []Incident{}, nil
 	}
-	return s.deps.Incidents.ListIncidents(c, store.IncidentFilter{State: in.State, AgentID: in.AgentID, Limit: in.Limit, SiteScope: callerOf(c).SiteFilter()})
+	list, err := s.deps.Incidents.ListIncidents(c, store.IncidentFilter{State: in.State, AgentID: in.AgentID, Limit: in.Limit, SiteScope: callerOf(c).SiteFilter()})
+	return convertAll(list, incidentOf), err
 }
 
 // IncidentDetail is an incident with its member events (oldest first).
 type IncidentDetail struct {
-	record.Incident
-	Events []record.AlertEvent `json:"events"`
+	Incident
+	Events []AlertEvent `json:"events"`
 }
 
 func (s *Server) visibleIncident(c *gin.Context, id int64) (record.Incident, error) {
@@ -69,7 +70,7 @@ func (s *Server) getIncident(c *gin.Context, in *idIn) (IncidentDetail, error) {
 		return IncidentDetail{}, err
 	}
 	evs, err := s.deps.Incidents.IncidentEvents(c, in.ID)
-	return IncidentDetail{Incident: inc, Events: evs}, err
+	return IncidentDetail{Incident: incidentOf(inc), Events: convertAll(evs, alertEventOf)}, err
 }
 
 // groupTicketNote: an incident is an alert group (its events' group_id).
@@ -77,8 +78,8 @@ const groupTicketNote = " An incident is an alert group (group_id of the events 
 
 // incidentOp returns the handler of POST /api/v1/incidents/{id}/{op}:
 // the move of the state machine and its audit record commit together.
-func (s *Server) incidentOp(op string) func(*gin.Context, *idIn) (record.Incident, error) {
-	return func(c *gin.Context, in *idIn) (record.Incident, error) {
+func (s *Server) incidentOp(op string) func(*gin.Context, *idIn) (Incident, error) {
+	move := func(c *gin.Context, in *idIn) (record.Incident, error) {
 		inc, err := s.visibleIncident(c, in.ID)
 		if err != nil {
 			return inc, err
@@ -114,5 +115,9 @@ func (s *Server) incidentOp(op string) func(*gin.Context, *idIn) (record.Inciden
 			s.deps.Notifier.GroupResolved(inc.ID, after.UpdatedTS)
 		}
 		return s.deps.Incidents.Incident(c, inc.ID)
+	}
+	return func(c *gin.Context, in *idIn) (Incident, error) {
+		inc, err := move(c, in)
+		return incidentOf(inc), err
 	}
 }

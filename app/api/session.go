@@ -51,6 +51,17 @@ type AuthStatus struct {
 	// in (-auth-password is set and no enabled admin user exists); false
 	// tells the login form to stop offering it.
 	BootstrapPassword bool `json:"bootstrap_password"`
+	// Permissions are what the caller's role may use (auth.PermissionsOf
+	// in this mode): the admin's while authentication is off, none when
+	// not signed in. An added field: the console shows only what they
+	// allow, without a copy of the role matrix.
+	Permissions []string `json:"permissions" jsonschema_description:"the caller's permissions (values of Permission); the admin's while authentication is off; empty when not signed in"`
+	// ReadOnly is true for a role that changes nothing anywhere (the
+	// auditor, auth.ReadOnly), not even what any signed-in identity may.
+	ReadOnly bool `json:"read_only" jsonschema_description:"the caller's role changes nothing anywhere (the auditor), not even what any signed-in identity may"`
+	// Roles are the roles that may be assigned in this mode, most
+	// privileged first (auth.Roles).
+	Roles []string `json:"roles" jsonschema_description:"the roles that may be assigned in this mode, most privileged first (values of Role)"`
 }
 
 // StatusUser is who is signed in.
@@ -124,6 +135,16 @@ func (s *Server) authStatus(c *gin.Context, _ *router.NoInput) (AuthStatus, erro
 	if id != nil && !id.Open {
 		st.Authenticated = true
 		st.User = &StatusUser{Username: id.Username, Role: string(id.Role), Site: id.Site, ActorType: string(id.Actor)}
+	}
+	st.Permissions, st.Roles = []string{}, []string{}
+	if id != nil {
+		for _, p := range auth.PermissionsOf(id.Role, st.MultiSite) {
+			st.Permissions = append(st.Permissions, string(p))
+		}
+		st.ReadOnly = auth.ReadOnly(id.Role)
+	}
+	for _, r := range auth.Roles(st.MultiSite) {
+		st.Roles = append(st.Roles, string(r))
 	}
 	return st, nil
 }

@@ -23,7 +23,7 @@ type syslogIn struct {
 	To         int64  `query:"to" min:"0" doc:"latest ts, Unix seconds (inclusive)"`
 }
 
-func (s *Server) syslog(c *gin.Context, in *syslogIn) ([]store.SyslogRow, error) {
+func (s *Server) syslog(c *gin.Context, in *syslogIn) ([]SyslogRow, error) {
 	sevs, err := severityList(in.Severities)
 	if err != nil {
 		return nil, err
@@ -31,12 +31,13 @@ func (s *Server) syslog(c *gin.Context, in *syslogIn) ([]store.SyslogRow, error)
 	if in.From > 0 && in.To > 0 && in.To < in.From {
 		return nil, invalidField("to", "query parameter %q: must not be before from", "to")
 	}
-	return s.deps.Flows.QuerySyslog(c, store.SyslogQuery{
+	rows, err := s.deps.Flows.QuerySyslog(c, store.SyslogQuery{
 		Limit: in.Limit, Before: in.Before, From: in.From, To: in.To,
 		MaxSeverity: in.Severity, Severities: sevs,
 		Host: in.Host, Tag: in.Tag, Text: in.Text,
 		Site: callerOf(c).SiteFilter(),
 	})
+	return convertAll(rows, syslogRowOf), err
 }
 
 // severityList parses "0,2,5": each a severity 0-7, duplicates dropped;

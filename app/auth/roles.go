@@ -76,6 +76,25 @@ func Allows(role Role, p Permission, multiSite bool) bool {
 	return slices.Contains(matrix[role], p)
 }
 
+// Permissions lists every permission, in the order a console shows them.
+func Permissions() []Permission {
+	return []Permission{PermView, PermOperate, PermAnalyze, PermDevices, PermManageAgents, PermAdmin, PermAudit, PermGlobalAdmin}
+}
+
+// PermissionsOf lists the permissions role holds in this mode (those
+// Allows grants), in the order of Permissions; none for a role that is not
+// valid in this mode. /api/auth/status serves the caller's, so a console
+// shows what the role may use without a copy of the matrix.
+func PermissionsOf(role Role, multiSite bool) []Permission {
+	out := []Permission{}
+	for _, p := range Permissions() {
+		if Allows(role, p, multiSite) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // ReadOnly reports whether role changes nothing anywhere (the auditor).
 // The matrix alone does not say it: the spec opens a few changing routes
 // to any signed-in identity (PATCH /api/v1/agents/{id}), and a read-only

@@ -23,7 +23,7 @@ func TestAuthenticationOffIsOpenAsAdmin(t *testing.T) {
 		h := startTestHub(t, dsn, nil)
 		c := h.client(t)
 		c.call("GET", "/api/auth/status", nil).must(t, 200)
-		if r := c.call("GET", "/api/auth/status", nil); r.body != `{"required":false,"authenticated":false,"sso":false,"multi_site":false,"exposed":true,"rbac_users":false,"bootstrap_password":false}` {
+		if r := c.call("GET", "/api/auth/status", nil); r.body != `{"required":false,"authenticated":false,"sso":false,"multi_site":false,"exposed":true,"rbac_users":false,"bootstrap_password":false,"permissions":["view","operate","analyze","devices","agents","admin","audit","global-admin"],"read_only":false,"roles":["admin","netops","auditor","analyst","viewer"]}` {
 			t.Errorf("status %s", r.body)
 		}
 		c.call("GET", "/api/v1/users", nil).must(t, 200)
@@ -51,7 +51,7 @@ func TestLoginSessionCookieAndLogout(t *testing.T) {
 		for _, path := range []string{"/healthz", "/api/auth/status", "/api/openapi.json", "/api/docs"} {
 			c.call("GET", path, nil).must(t, 200)
 		}
-		if r := c.call("GET", "/api/auth/status", nil); r.body != `{"required":true,"authenticated":false,"sso":false,"multi_site":false,"exposed":false,"rbac_users":false,"bootstrap_password":true}` {
+		if r := c.call("GET", "/api/auth/status", nil); r.body != `{"required":true,"authenticated":false,"sso":false,"multi_site":false,"exposed":false,"rbac_users":false,"bootstrap_password":true,"permissions":[],"read_only":false,"roles":["admin","netops","auditor","analyst","viewer"]}` {
 			t.Errorf("status %s", r.body)
 		}
 

@@ -24,14 +24,25 @@ type Info struct {
 	// AuthErrorBody of the 401 of a protected route; their schemas are
 	// added to the responses the machinery declares by itself.
 	ErrorBody, AuthErrorBody any
-	// LocalPkg is the import path whose types get bare schema names
-	// (the handlers' package); other types are prefixed with their
-	// package's name.
-	LocalPkg string
-	// SchemaPrefixes overrides that prefix for some packages (import
-	// path -> prefix), so a package split or renamed keeps the schema
-	// names the console's generated types use.
-	SchemaPrefixes map[string]string
+	// Names is the schema name of every named type a body reaches, declared
+	// by the API rather than derived from the Go package the type lives in,
+	// so moving or renaming a Go type cannot rename the public contract.
+	// Render fails on a type that is missing here.
+	Names map[reflect.Type]string
+	// Enums are closed sets of values added to the components as string
+	// schemas with an enum, so clients generate them instead of copying them.
+	Enums []Enum
+	// Extensions are top-level x- members of the document (their names
+	// must start with x-), for what is no schema: the role matrix.
+	Extensions map[string]any
+}
+
+// Enum is a closed set of string values the API names.
+type Enum struct {
+	// Name is its component schema name; Description says what it is.
+	Name, Description string
+	// Values in the order clients should offer them.
+	Values []string
 }
 
 // Document is the OpenAPI document and the /api/docs page in their served
@@ -55,7 +66,7 @@ func Render(routes []Route, info Info) (*Document, error) {
 	g.reflector = &jsonschema.Reflector{
 		Anonymous:                 true,
 		AllowAdditionalProperties: true,
-		Namer:                     func(t reflect.Type) string { return schemaName(t, info) },
+		Namer:                     func(t reflect.Type) string { return schemaName(t, info.Names) },
 	}
 	paths := map[string]map[string]any{}
 	tags := map[string]bool{}
@@ -69,6 +80,15 @@ func Render(routes []Route, info Info) (*Document, error) {
 		}
 		paths[r.Path][strings.ToLower(r.Method)] = op
 		tags[r.Tag] = true
+	}
+	if err := g.checkNames(); err != nil {
+		return nil, err
+	}
+	for _, e := range info.Enums {
+		if _, ok := g.schemas[e.Name]; ok {
+			return nil, fmt.Errorf("enum %s: a body type has that schema name", e.Name)
+		}
+		g.schemas[e.Name] = &jsonschema.Schema{Type: "string", Description: e.Description, Enum: toAny(e.Values)}
 	}
 	var tagList []map[string]string
 	for t := range tags {
@@ -94,6 +114,12 @@ func Render(routes []Route, info Info) (*Document, error) {
 				"agentCert":     map[string]string{"type": "mutualTLS", "description": "client certificate issued by the hub CA (CN netmon-agent-<id>)"},
 			},
 		},
+	}
+	for k, v := range info.Extensions {
+		if !strings.HasPrefix(k, "x-") {
+			return nil, fmt.Errorf("document extension %q: the name must start with x-", k)
+		}
+		doc[k] = v
 	}
 	var enc bytes.Buffer
 	je := json.NewEncoder(&enc)
@@ -121,20 +147,45 @@ func Render(routes []Route, info Info) (*Document, error) {
 	return &Document{json: pretty.Bytes(), yaml: y, html: html}, nil
 }
 
-// schemaName names a component schema: the bare type name for types of
-// the local package, the package name and type name otherwise
-// (capture.Bucket -> CaptureBucket), so types of different packages never
-// collide; Info.SchemaPrefixes overrides the package name.
-func schemaName(t reflect.Type, info Info) string {
-	pkg := t.PkgPath()
-	if pkg == "" || pkg == info.LocalPkg {
-		return t.Name()
+// undeclared marks, in a schema name, a type that Info.Names lacks: the
+// name still keeps types apart while rendering, and checkNames refuses it.
+const undeclared = "undeclared:"
+
+// schemaName is t's declared name. Unnamed types (and the builtin ones)
+// have none: they are inlined. A named type of a package that Info.Names
+// lacks gets a marked name, which checkNames reports when the type became
+// a component (named strings and numbers never do).
+func schemaName(t reflect.Type, names map[reflect.Type]string) string {
+	if n, ok := names[t]; ok {
+		return n
 	}
-	if prefix, ok := info.SchemaPrefixes[pkg]; ok {
-		return prefix + t.Name()
+	if t.Name() == "" || t.PkgPath() == "" {
+		return ""
 	}
-	base := pkg[strings.LastIndex(pkg, "/")+1:]
-	return strings.ToUpper(base[:1]) + base[1:] + t.Name()
+	return undeclared + t.PkgPath() + "." + t.Name()
+}
+
+// checkNames fails on every component whose type has no declared name.
+func (g *docGen) checkNames() error {
+	var missing []string
+	for name := range g.schemas {
+		if t, ok := strings.CutPrefix(name, undeclared); ok {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	sort.Strings(missing)
+	return fmt.Errorf("no schema name declared for %s", strings.Join(missing, ", "))
+}
+
+func toAny(values []string) []any {
+	out := make([]any, len(values))
+	for i, v := range values {
+		out[i] = v
+	}
+	return out
 }
 
 type docGen struct {

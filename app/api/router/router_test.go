@@ -1,12 +1,14 @@
 package router
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -107,12 +109,22 @@ func testFail(c *gin.Context, err error) {
 }
 
 // serve registers routes (plus the document routes) on a fresh engine.
+// testNames declares the schema names of the test bodies.
+func testNames() map[reflect.Type]string {
+	return map[reflect.Type]string{
+		reflect.TypeFor[errorBody]():     "errorBody",
+		reflect.TypeFor[authErrorBody](): "authErrorBody",
+		reflect.TypeFor[createBody]():    "createBody",
+		reflect.TypeFor[itemsOut]():      "itemsOut",
+	}
+}
+
 func serve(t *testing.T, routes []Route) (*gin.Engine, *Document) {
 	t.Helper()
 	if err := CheckTable(routes); err != nil {
 		t.Fatal(err)
 	}
-	doc, err := Render(routes, Info{Title: "test", Version: "1", ErrorBody: errorBody{}, AuthErrorBody: authErrorBody{}, LocalPkg: "netmon/app/api/router"})
+	doc, err := Render(routes, Info{Title: "test", Version: "1", ErrorBody: errorBody{}, AuthErrorBody: authErrorBody{}, Names: testNames()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,17 +392,66 @@ func TestGinPaths(t *testing.T) {
 }
 
 func TestSchemaNames(t *testing.T) {
-	info := Info{LocalPkg: "netmon/app/api/router", SchemaPrefixes: map[string]string{"netmon/app/errs": "Kinds"}}
+	names := map[reflect.Type]string{reflect.TypeFor[Route](): "RouteRow"}
 	for _, tt := range []struct {
 		t    reflect.Type
 		want string
 	}{
-		{reflect.TypeFor[Route](), "Route"},                        // the local package: bare
-		{reflect.TypeFor[jsonschema.Schema](), "JsonschemaSchema"}, // another package: its name first
-		{reflect.TypeFor[errs.Error](), "KindsError"},              // a renamed package keeps its old prefix
+		{reflect.TypeFor[Route](), "RouteRow"},                                                    // declared: its declared name
+		{reflect.TypeFor[jsonschema.Schema](), "undeclared:github.com/invopop/jsonschema.Schema"}, // marked for checkNames
+		{reflect.TypeFor[string](), ""},                                                           // builtin: inlined
+		{reflect.TypeFor[[]Route](), ""},                                                          // unnamed: inlined
 	} {
-		if got := schemaName(tt.t, info); got != tt.want {
+		if got := schemaName(tt.t, names); got != tt.want {
 			t.Errorf("schemaName(%s) = %q, want %q", tt.t, got, tt.want)
 		}
+	}
+}
+
+func TestRenderRefusesUndeclaredNames(t *testing.T) {
+	type inner struct{ A int }
+	type body struct{ In inner }
+	routes := []Route{{Method: "GET", Path: "/x", OperationID: "x", Tag: "t", Perm: Public,
+		Do: JSON(func(*gin.Context, *NoInput) (body, error) { return body{}, nil })}}
+	names := map[reflect.Type]string{reflect.TypeFor[body](): "Body"}
+	_, err := Render(routes, Info{Names: names})
+	if want := "no schema name declared for netmon/app/api/router.inner"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Render with an undeclared type: err = %v, want it to contain %q", err, want)
+	}
+	names[reflect.TypeFor[inner]()] = "Inner"
+	if _, err := Render(routes, Info{Names: names, Extensions: map[string]any{"roles": 1}}); err == nil || !strings.Contains(err.Error(), `"roles": the name must start with x-`) {
+		t.Errorf("Render with a bare extension name: err = %v", err)
+	}
+	doc, err := Render(routes, Info{Names: names, Enums: []Enum{{Name: "Color", Description: "a colour", Values: []string{"red", "blue"}}},
+		Extensions: map[string]any{"x-netmon-roles": map[string][]string{"viewer": {"view"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Roles      map[string][]string `json:"x-netmon-roles"`
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(doc.JSON(), &got); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range got.Components.Schemas {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if diff := cmp.Diff(keys, []string{"Body", "Color", "Inner"}); diff != "" {
+		t.Errorf("schemas (-got, +want):\n%s", diff)
+	}
+	var color bytes.Buffer
+	if err := json.Compact(&color, got.Components.Schemas["Color"]); err != nil {
+		t.Fatal(err)
+	}
+	if c := color.String(); c != `{"type":"string","enum":["red","blue"],"description":"a colour"}` {
+		t.Errorf("enum schema %s", c)
+	}
+	if diff := cmp.Diff(got.Roles, map[string][]string{"viewer": {"view"}}); diff != "" {
+		t.Errorf("x-netmon-roles (-got, +want):\n%s", diff)
 	}
 }

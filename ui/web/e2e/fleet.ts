@@ -8,10 +8,10 @@ import type { components } from '../src/api/openapi'
 type S = components['schemas']
 
 /** The deep collection sections of a batch (spec 2.9: processes, l7, dns deltas). */
-export type DeepSections = Pick<S['FleetBatch'], 'processes' | 'l7' | 'dns'>
+export type DeepSections = Pick<S['TelemetryBatch'], 'processes' | 'l7' | 'dns'>
 
 /** A socket as an agent reports it (agentmode/wire Connection). */
-export type SimConnection = S['WireConnection']
+export type SimConnection = S['AgentConnection']
 
 export interface SimInterface {
   name: string
@@ -31,16 +31,16 @@ export interface SimAgentOptions {
   connections: SimConnection[]
 }
 
-type Counters = Omit<S['WireInterface'], 'name'>
+type Counters = Omit<S['AgentInterface'], 'name'>
 
 export interface HelloAnswer {
   status: number
   /** the hello answer, or the error body of a refusal */
-  body: Partial<S['WireHelloResponse']> & { error?: string }
+  body: Partial<S['AgentHelloResponse']> & { error?: string }
 }
 
 /** POST /api/v1/agent/hello with the given enroll secret. */
-export async function hello(hubUrl: string, secret: string, body: Partial<S['WireHello']>): Promise<HelloAnswer> {
+export async function hello(hubUrl: string, secret: string, body: Partial<S['AgentHello']>): Promise<HelloAnswer> {
   const r = await fetch(`${hubUrl}/api/v1/agent/hello`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', 'X-Enroll-Token': secret },
@@ -95,7 +95,7 @@ export class SimAgent {
       return { name: i.name, ...c }
     })
     this.seq++
-    const body: S['FleetBatch'] = {
+    const body: S['TelemetryBatch'] = {
       ts,
       seq: this.seq,
       interfaces,

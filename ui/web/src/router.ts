@@ -2,7 +2,7 @@
 // sends signed-out people to /login and others away from what their role
 // may not use (the navigation never shows those links either).
 import { createRouter, createWebHistory, type RouteRecordRaw, type Router } from 'vue-router'
-import type { Permission } from './lib/perms'
+import type { Permission } from './api/types'
 import { useSession } from './stores/session'
 
 declare module 'vue-router' {

@@ -3,7 +3,7 @@
 import { expect, test } from 'vitest'
 import { ref } from 'vue'
 import { niceCeil, seriesStats, yRange } from '../src/lib/series'
-import { axisTime, clock, utcOffset, zoneLabel } from '../src/lib/time'
+import { axisTime, clock, utcOffset, windowMinutes, zoneLabel } from '../src/lib/time'
 import { hostOf, isIP } from '../src/lib/hosts'
 import { usePaged } from '../src/lib/paging'
 
@@ -76,4 +76,8 @@ test('yRange: each unit its own axis (a CPU at 70% is no flat line on 0-1000)', 
   expect(niceCeil(11)).toBe(20)
   expect(niceCeil(25)).toBe(25)
   expect(niceCeil(2001)).toBe(2500)
+})
+
+test('windowMinutes reads the hub\'s window names', () => {
+  expect(['15m', '1h', '6h', '24h', '3d', '', '1w', 'h'].map(windowMinutes)).toEqual([15, 60, 360, 1440, 4320, 0, 0, 0])
 })

@@ -24,7 +24,7 @@ const risk: ISMSEntry = {
 
 beforeEach(() => {
   setActivePinia(createPinia())
-  useSession().apply({ required: true, authenticated: true, sso: false, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false, user: { username: 'a', role: 'admin', site: '', actor_type: 'user' } })
+  useSession().apply({ required: true, authenticated: true, sso: false, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false, permissions: ['view', 'operate', 'analyze', 'devices', 'agents', 'admin', 'audit', 'global-admin'], read_only: false, roles: ['admin', 'netops', 'auditor', 'analyst', 'viewer'], user: { username: 'a', role: 'admin', site: '', actor_type: 'user' } })
 })
 
 test('compliance page: seal state, evidence link, reviews, ISMS registers', async () => {
@@ -68,7 +68,7 @@ test('compliance page: seal state, evidence link, reviews, ISMS registers', asyn
 })
 
 test('an auditor reads evidence and reviews but records nothing', async () => {
-  useSession().apply({ required: true, authenticated: true, sso: false, multi_site: false, exposed: false, rbac_users: true, bootstrap_password: false, user: { username: 'aud', role: 'auditor', site: '', actor_type: 'user' } })
+  useSession().apply({ required: true, authenticated: true, sso: false, multi_site: false, exposed: false, rbac_users: true, bootstrap_password: false, permissions: ['view', 'audit'], read_only: true, roles: ['admin', 'netops', 'auditor', 'analyst', 'viewer'], user: { username: 'aud', role: 'auditor', site: '', actor_type: 'user' } })
   vi.stubGlobal(
     'fetch',
     vi.fn(async (url: string) => {

@@ -42,7 +42,7 @@ async function mountLogin(sso: boolean) {
   const router = createRouter({ history: createMemoryHistory(), routes: [{ path: '/login', component: LoginView }, { path: '/live', component: { template: '<div/>' } }] })
   await router.push('/login')
   const s = useSession()
-  s.apply({ required: true, authenticated: false, sso, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false })
+  s.apply({ required: true, authenticated: false, sso, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false, permissions: [], read_only: false, roles: ['admin', 'netops', 'auditor', 'analyst', 'viewer'] })
   const w = mount(LoginView, { global: { plugins: [router] } })
   return { w, router }
 }

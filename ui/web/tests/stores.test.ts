@@ -32,8 +32,25 @@ beforeEach(() => {
 })
 
 describe('session store', () => {
+  test('permissions, read-only and roles are the hub\'s, not derived from the role name', () => {
+    const s = useSession()
+    // A role the console has never heard of, and an admin the hub limits:
+    // the console goes by what /api/auth/status says, not by a matrix.
+    s.apply({ required: true, authenticated: true, sso: false, multi_site: false, exposed: false, rbac_users: true, bootstrap_password: false, permissions: ['view', 'audit'], read_only: true, roles: ['admin', 'viewer'], user: { username: 'x', role: 'inspector', site: '', actor_type: 'user' } })
+    expect(s.can('view')).toBe(true)
+    expect(s.can('audit')).toBe(true)
+    expect(s.can('operate')).toBe(false)
+    expect(s.readOnly).toBe(true)
+    expect(s.roles).toEqual(['admin', 'viewer'])
+    s.apply({ required: true, authenticated: true, sso: false, multi_site: false, exposed: false, rbac_users: true, bootstrap_password: false, permissions: ['view'], read_only: false, roles: ['admin'], user: { username: 'y', role: 'admin', site: '', actor_type: 'user' } })
+    expect(s.can('admin')).toBe(false)
+    expect(s.readOnly).toBe(false)
+    s.expire()
+    expect(s.can('view')).toBe(false)
+  })
+
   test('auth off: everything is allowed as admin', async () => {
-    mockFetch({ 'GET /api/auth/status': () => jsonResponse(200, { required: false, authenticated: false, sso: false, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false }) })
+    mockFetch({ 'GET /api/auth/status': () => jsonResponse(200, { required: false, authenticated: false, sso: false, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false, permissions: ['view', 'operate', 'analyze', 'devices', 'agents', 'admin', 'audit', 'global-admin'], read_only: false, roles: ['admin', 'netops', 'auditor', 'analyst', 'viewer'] }) })
     const s = useSession()
     await s.refresh()
     expect(s.signedIn).toBe(true)
@@ -44,7 +61,7 @@ describe('session store', () => {
   test('signed-in viewer: view only; the SSO flag is kept', async () => {
     mockFetch({
       'GET /api/auth/status': () =>
-        jsonResponse(200, { required: true, authenticated: true, sso: true, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false, user: { username: 'v', role: 'viewer', site: '', actor_type: 'user' } }),
+        jsonResponse(200, { required: true, authenticated: true, sso: true, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false, permissions: ['view'], read_only: false, roles: ['admin', 'netops', 'auditor', 'analyst', 'viewer'], user: { username: 'v', role: 'viewer', site: '', actor_type: 'user' } }),
     })
     const s = useSession()
     await s.refresh()
@@ -58,13 +75,13 @@ describe('session store', () => {
 
   test('a site-bound admin is marked so the all-sites audit log is hidden', () => {
     const s = useSession()
-    s.apply({ required: true, authenticated: true, sso: false, multi_site: true, exposed: false, rbac_users: false, bootstrap_password: false, user: { username: 'b', role: 'site-admin', site: 'branch', actor_type: 'user' } })
+    s.apply({ required: true, authenticated: true, sso: false, multi_site: true, exposed: false, rbac_users: false, bootstrap_password: false, permissions: ['view', 'operate', 'analyze', 'devices', 'agents', 'admin', 'audit'], read_only: false, roles: ['global-admin', 'admin', 'site-admin', 'netops', 'auditor', 'analyst', 'viewer'], user: { username: 'b', role: 'site-admin', site: 'branch', actor_type: 'user' } })
     expect(s.can('admin')).toBe(true)
     expect(s.siteBound).toBe(true)
   })
 
   test('not signed in: nothing is allowed', async () => {
-    mockFetch({ 'GET /api/auth/status': () => jsonResponse(200, { required: true, authenticated: false, sso: false, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false }) })
+    mockFetch({ 'GET /api/auth/status': () => jsonResponse(200, { required: true, authenticated: false, sso: false, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false, permissions: [], read_only: false, roles: ['admin', 'netops', 'auditor', 'analyst', 'viewer'] }) })
     const s = useSession()
     await s.refresh()
     expect(s.signedIn).toBe(false)
@@ -79,7 +96,7 @@ describe('session store', () => {
         return jsonResponse(200, { ok: true, token: 'x' })
       },
       'GET /api/auth/status': () =>
-        jsonResponse(200, { required: true, authenticated: authed, sso: false, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false, user: authed ? { username: 'admin', role: 'admin', site: '', actor_type: 'legacy' } : undefined }),
+        jsonResponse(200, { required: true, authenticated: authed, sso: false, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false, permissions: authed ? ['view', 'operate', 'analyze', 'devices', 'agents', 'admin', 'audit', 'global-admin'] : [], read_only: false, roles: ['admin', 'netops', 'auditor', 'analyst', 'viewer'], user: authed ? { username: 'admin', role: 'admin', site: '', actor_type: 'legacy' } : undefined }),
     })
     const s = useSession()
     expect(await s.login('', 'pw-123456')).toEqual({ ok: true })
@@ -111,7 +128,7 @@ describe('session store', () => {
   })
 
   test('authentication off on the network: the session is marked exposed', async () => {
-    mockFetch({ 'GET /api/auth/status': () => jsonResponse(200, { required: false, authenticated: false, sso: false, multi_site: false, exposed: true, rbac_users: false, bootstrap_password: false }) })
+    mockFetch({ 'GET /api/auth/status': () => jsonResponse(200, { required: false, authenticated: false, sso: false, multi_site: false, exposed: true, rbac_users: false, bootstrap_password: false, permissions: ['view', 'operate', 'analyze', 'devices', 'agents', 'admin', 'audit', 'global-admin'], read_only: false, roles: ['admin', 'netops', 'auditor', 'analyst', 'viewer'] }) })
     const s = useSession()
     await s.refresh()
     expect(s.exposed).toBe(true)
@@ -131,10 +148,10 @@ describe('session store', () => {
   test('logout ends the session even when the call fails', async () => {
     mockFetch({
       'POST /api/logout': () => jsonResponse(401, { error: 'oturum gerekli', auth_required: true }),
-      'GET /api/auth/status': () => jsonResponse(200, { required: true, authenticated: false, sso: false, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false }),
+      'GET /api/auth/status': () => jsonResponse(200, { required: true, authenticated: false, sso: false, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false, permissions: [], read_only: false, roles: ['admin', 'netops', 'auditor', 'analyst', 'viewer'] }),
     })
     const s = useSession()
-    s.apply({ required: true, authenticated: true, sso: false, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false, user: { username: 'a', role: 'admin', site: '', actor_type: 'user' } })
+    s.apply({ required: true, authenticated: true, sso: false, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false, permissions: ['view', 'operate', 'analyze', 'devices', 'agents', 'admin', 'audit', 'global-admin'], read_only: false, roles: ['admin', 'netops', 'auditor', 'analyst', 'viewer'], user: { username: 'a', role: 'admin', site: '', actor_type: 'user' } })
     await s.logout()
     expect(s.signedIn).toBe(false)
   })
@@ -180,7 +197,7 @@ describe('live store', () => {
     let authed = true
     mockFetch({
       'GET /api/auth/status': () =>
-        jsonResponse(200, { required: true, authenticated: authed, sso: false, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false, user: authed ? { username: 'a', role: 'viewer', site: '', actor_type: 'user' } : undefined }),
+        jsonResponse(200, { required: true, authenticated: authed, sso: false, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false, permissions: authed ? ['view'] : [], read_only: false, roles: ['admin', 'netops', 'auditor', 'analyst', 'viewer'], user: authed ? { username: 'a', role: 'viewer', site: '', actor_type: 'user' } : undefined }),
     })
     const ended: string[] = []
     setUnauthorizedHandler((p) => ended.push(p))

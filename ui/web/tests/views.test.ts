@@ -82,7 +82,7 @@ function enrollItem(o: Partial<EnrollToken> = {}): EnrollToken {
 
 beforeEach(() => {
   setActivePinia(createPinia())
-  useSession().apply({ required: true, authenticated: true, sso: false, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false, user: { username: 'a', role: 'admin', site: '', actor_type: 'user' } })
+  useSession().apply({ required: true, authenticated: true, sso: false, multi_site: false, exposed: false, rbac_users: false, bootstrap_password: false, permissions: ['view', 'operate', 'analyze', 'devices', 'agents', 'admin', 'audit', 'global-admin'], read_only: false, roles: ['admin', 'netops', 'auditor', 'analyst', 'viewer'], user: { username: 'a', role: 'admin', site: '', actor_type: 'user' } })
   vi.unstubAllGlobals()
 })
 

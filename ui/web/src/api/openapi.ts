@@ -1819,6 +1819,150 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        APIToken: {
+            id: number;
+            name: string;
+            role: string;
+            site: string;
+            created_by: string;
+            created_at: number;
+            last_used: number;
+        };
+        APITokenCreate: {
+            name: string;
+            role: string;
+            site?: string;
+        };
+        APITokenCreated: {
+            token: string;
+            id: number;
+            name: string;
+            role: string;
+            site: string;
+            created_by: string;
+            created_at: number;
+            last_used: number;
+        };
+        Agent: {
+            id: number;
+            name: string;
+            site: string;
+            online: boolean;
+            last_seen: number;
+            version: string;
+            remote_ip: string;
+            os: string;
+            arch: string;
+            protocol_version: number;
+            enrolled_at: number;
+            attr_method: string;
+            attr_iface: string;
+            attr_note: string;
+            rates: components["schemas"]["AgentInterfaceRate"][];
+            conns: number;
+            dropped: number;
+            cert_not_after: number;
+        };
+        AgentCertRequest: {
+            csr_pem: string;
+        };
+        AgentCertResponse: {
+            client_cert_pem: string;
+            ca_cert_pem: string;
+        };
+        AgentConnection: {
+            proto: string;
+            local_addr: string;
+            remote_addr: string;
+            status: string;
+            pid: number;
+            process: string;
+        };
+        AgentDetail: {
+            agent: components["schemas"]["Agent"];
+            connections: components["schemas"]["AgentConnection"][];
+        };
+        AgentHello: {
+            name: string;
+            site: string;
+            version: string;
+            protocol_version: number;
+            os: string;
+            arch: string;
+            machine_id?: string;
+            csr_pem?: string;
+        };
+        AgentHelloResponse: {
+            accepted: boolean;
+            agent_id: number;
+            agent_token: string;
+            telemetry_interval_seconds: number;
+            pcap_enabled: boolean;
+            protocol_version: number;
+            client_cert_pem?: string;
+            ca_cert_pem?: string;
+        };
+        AgentInterface: {
+            name: string;
+            rx_bytes: number;
+            tx_bytes: number;
+            rx_packets: number;
+            tx_packets: number;
+            addrs?: string[];
+            speed_mbps?: number;
+        };
+        AgentInterfaceRate: {
+            name: string;
+            rx_bps: number;
+            tx_bps: number;
+            pps: number;
+            rx_bytes: number;
+            tx_bytes: number;
+            rx_packets: number;
+            tx_packets: number;
+            speed_mbps: number;
+        };
+        AgentSample: {
+            ts: number;
+            in: number;
+            out: number;
+            local: number;
+            pps: number;
+        };
+        AgentUnattributedTraffic: {
+            reason: string;
+            bytes: number;
+            packets: number;
+        };
+        AlertDelivery: {
+            id: number;
+            event_id: number;
+            channel: string;
+            route: string;
+            status: string;
+            attempts: number;
+            created_ts: number;
+            next_ts: number;
+            updated_ts: number;
+            error: string;
+        };
+        AlertEvent: {
+            id: number;
+            ts: number;
+            kind: string;
+            key: string;
+            message: string;
+            severity: number;
+            state: string;
+            site: string;
+            count: number;
+            group_id: number;
+            ext_ref: string;
+            agent_id: number;
+            last_ts: number;
+            resolved_ts: number;
+            process: string;
+        };
         AlertEventDetail: {
             id: number;
             ts: number;
@@ -1835,11 +1979,11 @@ export interface components {
             last_ts: number;
             resolved_ts: number;
             process: string;
-            notes: components["schemas"]["RecordAlertNote"][];
-            deliveries: components["schemas"]["RecordAlertDelivery"][];
+            notes: components["schemas"]["AlertNote"][];
+            deliveries: components["schemas"]["AlertDelivery"][];
         };
         AlertEventPage: {
-            events: components["schemas"]["RecordAlertEvent"][];
+            events: components["schemas"]["AlertEvent"][];
             next_before: string;
         };
         AlertEventShort: {
@@ -1856,8 +2000,54 @@ export interface components {
             ext_ref: string;
             agent_id: number;
         };
+        /**
+         * @description the rule that raised an alert event (spec 6.3)
+         * @enum {string}
+         */
+        AlertKind: "bw" | "port" | "proc" | "target" | "anomaly" | "ioc" | "iface_util" | "vpn_down" | "sdwan_sla_breach" | "high_sessions" | "time_drift";
+        AlertNote: {
+            id: number;
+            event_id: number;
+            ts: number;
+            author: string;
+            text: string;
+        };
         AlertNoteBody: {
             text: string;
+        };
+        AlertRoute: {
+            id: string;
+            min_severity: number;
+            kinds: string[];
+            sites: string[];
+            channels: string[];
+            continue: boolean;
+        };
+        AlertSettings: {
+            enabled: boolean;
+            cooldown_min: number;
+            bandwidth: components["schemas"]["BandwidthRule"];
+            ports: components["schemas"]["PortsRule"];
+            new_proc: components["schemas"]["NewProcessRule"];
+            new_target: components["schemas"]["NewTargetRule"];
+            anomaly: components["schemas"]["AnomalyRule"];
+            ioc: components["schemas"]["IOCRule"];
+            iface: components["schemas"]["InterfaceRule"];
+            fwvendor: components["schemas"]["FirewallRules"];
+            auto_resolve_min: number;
+            correlate_window_sec: number;
+            notifiers: components["schemas"]["Notifiers"];
+        };
+        AlertSilence: {
+            id: number;
+            kind: string;
+            site: string;
+            key: string;
+            start: number;
+            end: number;
+            comment: string;
+            created_by: string;
+            created_at: number;
         };
         AlertSilenceCreate: {
             /** @description kind matcher; * matches any run of characters; empty = any */
@@ -1872,20 +2062,26 @@ export interface components {
             end: number;
             comment: string;
         };
-        AlertingAnomalyRule: {
-            enabled: boolean;
+        /**
+         * @description the state of an alert event
+         * @enum {string}
+         */
+        AlertState: "firing" | "ack" | "resolved";
+        AnomalyBaseline: {
+            agent_id: number;
+            metric: string;
+            /** @enum {string} */
+            unit: "bit/s" | "queries/min";
             sensitivity: number;
             min_samples: number;
-            window_min: number;
-            crit_z: number;
+            /** @description the 24 hour-of-day bands (UTC) */
+            bands: components["schemas"]["BandView"][];
+            /** @description each minute of the window with its band */
+            points: components["schemas"]["BaselinePoint"][];
+            /** @description hour-of-week bands (UTC) with at least 4 weeks of history; empty when none */
+            weekly_bands: components["schemas"]["WeekBandView"][];
         };
-        AlertingBandwidthRule: {
-            enabled: boolean;
-            in_mbps: number;
-            out_mbps: number;
-            seconds: number;
-        };
-        AlertingDeviation: {
+        AnomalyDeviation: {
             agent_id: number;
             site: string;
             metric: string;
@@ -1904,94 +2100,35 @@ export interface components {
             ts: number;
             severity: number;
         };
-        AlertingFWVendorRule: {
-            vpn_down: boolean;
-            sdwan_latency_ms: number;
-            sdwan_jitter_ms: number;
-            sdwan_loss_pct: number;
-            max_sessions: number;
-        };
-        AlertingIOCRule: {
+        AnomalyRule: {
             enabled: boolean;
-        };
-        AlertingIfaceRule: {
-            warn_pct: number;
-            crit_pct: number;
-            sustain_sec: number;
-        };
-        AlertingNewProcRule: {
-            enabled: boolean;
-            ignore: string[];
-        };
-        AlertingNewTargetRule: {
-            enabled: boolean;
-            min_total_mb: number;
-        };
-        AlertingNotifiers: {
-            desktop: boolean;
-            generic_url: string;
-            chatapp1_url: string;
-            chatapp2_url: string;
-            messenger_token: string;
-            messenger_chat_id: string;
-            teamchat_url: string;
-            webhook_v2_url: string;
-            webhook_v2_secret: string;
-            email_host: string;
-            /** @description 0 means 587 */
-            email_port: number;
-            email_from: string;
-            email_to: string[];
-            email_user: string;
-            email_pass: string;
-            siem: components["schemas"]["AlertingSIEM"];
-            ticket_url: string;
-            ticket_token: string;
-        };
-        AlertingPortsRule: {
-            enabled: boolean;
-            ports: number[];
-        };
-        AlertingSIEM: {
-            enabled: boolean;
-            /** @enum {string} */
-            format: "" | "cef" | "leef" | "json" | "text";
-            /** @enum {string} */
-            transport: "" | "syslog-udp" | "syslog-tcp" | "http";
-            target: string;
-            token: string;
-            insecure: boolean;
-            /** @enum {string} */
-            framing: "" | "octet" | "newline";
-        };
-        AlertingSettings: {
-            enabled: boolean;
-            cooldown_min: number;
-            bandwidth: components["schemas"]["AlertingBandwidthRule"];
-            ports: components["schemas"]["AlertingPortsRule"];
-            new_proc: components["schemas"]["AlertingNewProcRule"];
-            new_target: components["schemas"]["AlertingNewTargetRule"];
-            anomaly: components["schemas"]["AlertingAnomalyRule"];
-            ioc: components["schemas"]["AlertingIOCRule"];
-            iface: components["schemas"]["AlertingIfaceRule"];
-            fwvendor: components["schemas"]["AlertingFWVendorRule"];
-            auto_resolve_min: number;
-            correlate_window_sec: number;
-            notifiers: components["schemas"]["AlertingNotifiers"];
-        };
-        AnomalyBaseline: {
-            agent_id: number;
-            metric: string;
-            /** @enum {string} */
-            unit: "bit/s" | "queries/min";
             sensitivity: number;
             min_samples: number;
-            /** @description the 24 hour-of-day bands (UTC) */
-            bands: components["schemas"]["BandView"][];
-            /** @description each minute of the window with its band */
-            points: components["schemas"]["BaselinePoint"][];
-            /** @description hour-of-week bands (UTC) with at least 4 weeks of history; empty when none */
-            weekly_bands: components["schemas"]["WeekBandView"][];
+            window_min: number;
+            crit_z: number;
+        };
+        AuditEvent: {
+            id: number;
+            ts: number;
+            username: string;
+            role: string;
+            action: string;
+            target: string;
+            detail: string;
+            ip: string;
+            prev_hash: string;
+            hash: string;
+            actor_type?: string;
+            request_id?: string;
+            user_agent?: string;
+            result?: string;
+            before_json?: string;
+            after_json?: string;
+        };
+        AuditVerification: {
+            ok: boolean;
+            broken_at: number;
+            checked: number;
         };
         AuthErrorBody: {
             /** @enum {string} */
@@ -1999,10 +2136,6 @@ export interface components {
             auth_required: boolean;
             /** @enum {string} */
             message: "session required";
-        };
-        AuthLoginRequest: {
-            username?: string;
-            password: string;
         };
         AuthStatus: {
             required: boolean;
@@ -2013,50 +2146,12 @@ export interface components {
             exposed: boolean;
             rbac_users: boolean;
             bootstrap_password: boolean;
-        };
-        AuthTokenCreate: {
-            name: string;
-            role: string;
-            site?: string;
-        };
-        AuthTokenCreated: {
-            token: string;
-            id: number;
-            name: string;
-            role: string;
-            site: string;
-            created_by: string;
-            created_at: number;
-            last_used: number;
-        };
-        AuthTokenView: {
-            id: number;
-            name: string;
-            role: string;
-            site: string;
-            created_by: string;
-            created_at: number;
-            last_used: number;
-        };
-        AuthUserCreate: {
-            username: string;
-            password: string;
-            role: string;
-            site?: string;
-        };
-        AuthUserUpdate: {
-            role?: string;
-            site?: string;
-            enabled?: boolean;
-            password?: string;
-        };
-        AuthUserView: {
-            id: number;
-            username: string;
-            role: string;
-            site: string;
-            enabled: boolean;
-            sso: boolean;
+            /** @description the caller's permissions (values of Permission); the admin's while authentication is off; empty when not signed in */
+            permissions: string[];
+            /** @description the caller's role changes nothing anywhere (the auditor), not even what any signed-in identity may */
+            read_only: boolean;
+            /** @description the roles that may be assigned in this mode, most privileged first (values of Role) */
+            roles: string[];
         };
         BandView: {
             hour_utc: number;
@@ -2067,6 +2162,12 @@ export interface components {
             upper: number;
             judged: boolean;
         };
+        BandwidthRule: {
+            enabled: boolean;
+            in_mbps: number;
+            out_mbps: number;
+            seconds: number;
+        };
         BaselinePoint: {
             ts: number;
             actual: number;
@@ -2075,58 +2176,9 @@ export interface components {
             upper: number;
             weekly: boolean;
         };
-        CaptureBucket: {
-            ts: number;
-            in: number;
-            out: number;
-            local: number;
-            packets: number;
-        };
-        CaptureDomain: {
-            domain: string;
-            queries: number;
-            responses: number;
-            ips: string[];
-        };
-        CaptureEndpoint: {
-            ip: string;
-            hostname: string;
-            local: boolean;
-            country: string;
-            asn: string;
-            in: number;
-            out: number;
-            total: number;
-            packets: number;
-        };
-        CapturePort: {
-            port: number;
-            name: string;
-            bytes: number;
-            packets: number;
-        };
         CaptureResult: {
             ok: boolean;
             error?: string;
-        };
-        CaptureSnapshot: {
-            running: boolean;
-            device: string;
-            error: string;
-            total_packets: number;
-            total_bytes: number;
-            dropped: number;
-            bps_in: number;
-            bps_out: number;
-            bps_local: number;
-            pps: number;
-            protocols: {
-                [key: string]: number;
-            };
-            top_endpoints: components["schemas"]["CaptureEndpoint"][];
-            top_ports: components["schemas"]["CapturePort"][];
-            top_domains: components["schemas"]["CaptureDomain"][];
-            history: components["schemas"]["CaptureBucket"][];
         };
         CaptureStart: {
             /** @description interface name */
@@ -2137,43 +2189,23 @@ export interface components {
             ok: boolean;
             error: string;
         };
-        ComplianceAsset: {
-            name: string;
-            type: string;
-            owner: string;
-            classification: string;
-            location: string;
-            notes: string;
+        ComplianceDailySeal: {
+            day: string;
+            size: number;
+            root: string;
+            signed_at: number;
+            tsa_status: string;
+            worm: string;
         };
-        ComplianceRisk: {
-            title: string;
-            assets: string[];
-            likelihood: number;
-            impact: number;
-            score: number;
-            treatment: string;
-            controls: string[];
-            owner: string;
-            status: string;
-            due: string;
+        ComplianceHourlyCheckpoint: {
+            hour: string;
+            size: number;
+            last_seq: number;
+            root: string;
+            signed_at: number;
+            key_id: string;
         };
-        ComplianceSoAEntry: {
-            applicable: boolean;
-            justification: string;
-            implemented: string;
-            evidence: string;
-        };
-        ComplianceStatus: {
-            config: components["schemas"]["ComplianceStatusConfig"];
-            records: number;
-            last_record_ts: number;
-            last_hourly?: components["schemas"]["ComplianceStatusHourly"];
-            last_daily?: components["schemas"]["ComplianceStatusDaily"];
-            worm_errors: number;
-            worm_error: string;
-            time_drift: boolean;
-        };
-        ComplianceStatusConfig: {
+        ComplianceLogConfig: {
             enabled: boolean;
             tsa_url: string;
             worm_dir: string;
@@ -2182,21 +2214,24 @@ export interface components {
             key_id: string;
             public_key: string;
         };
-        ComplianceStatusDaily: {
-            day: string;
-            size: number;
-            root: string;
-            signed_at: number;
-            tsa_status: string;
-            worm: string;
+        ComplianceLogStatus: {
+            config: components["schemas"]["ComplianceLogConfig"];
+            records: number;
+            last_record_ts: number;
+            last_hourly?: components["schemas"]["ComplianceHourlyCheckpoint"];
+            last_daily?: components["schemas"]["ComplianceDailySeal"];
+            worm_errors: number;
+            worm_error: string;
+            time_drift: boolean;
         };
-        ComplianceStatusHourly: {
-            hour: string;
-            size: number;
-            last_seq: number;
-            root: string;
-            signed_at: number;
-            key_id: string;
+        ComplianceReview: {
+            id: number;
+            ts: number;
+            author: string;
+            kind: string;
+            period: string;
+            notes: string;
+            finding: string;
         };
         Connection: {
             proto: string;
@@ -2209,10 +2244,38 @@ export interface components {
             country: string;
             asn: string;
         };
+        Conversation: {
+            src: string;
+            dst: string;
+            src_port?: number;
+            dst_port?: number;
+            proto?: number;
+            packets: number;
+            octets: number;
+            flows: number;
+            first_seen: number;
+            last_seen: number;
+            /** @description set on the last row when the rows above do not cover the window (the limit */
+            truncated?: boolean;
+        };
         ConversationDetail: {
             src: components["schemas"]["EndpointInfo"];
             dst: components["schemas"]["EndpointInfo"];
-            flows: components["schemas"]["StoreFlowRow"][];
+            flows: components["schemas"]["FlowRow"][];
+        };
+        DNSItem: {
+            domain: string;
+            process: string;
+            queries: number;
+            responses: number;
+            agent_count: number;
+        };
+        DNSObservation: {
+            domain: string;
+            process: string;
+            pid: number;
+            queries: number;
+            responses: number;
         };
         Decision: {
             /** @enum {string} */
@@ -2267,6 +2330,26 @@ export interface components {
             /** @description auto (default) */
             profile: string;
         };
+        DeviceInterface: {
+            ts: number;
+            if_index: number;
+            name: string;
+            alias: string;
+            class: string;
+            speed_bps: number;
+            admin_up: boolean;
+            oper_up: boolean;
+            in_octets: number;
+            out_octets: number;
+            in_errors: number;
+            out_errors: number;
+            in_discards: number;
+            out_discards: number;
+            rx_bps: number;
+            tx_bps: number;
+            rx_util_pct: number;
+            tx_util_pct: number;
+        };
         DeviceItem: {
             id: number;
             name: string;
@@ -2288,11 +2371,35 @@ export interface components {
             /** @description the endpoints that answered the latest poll */
             api_caps: string;
         };
+        DeviceResource: {
+            ts: number;
+            cpu_pct: number;
+            mem_pct: number;
+            disk_pct: number;
+            sessions: number;
+        };
+        DomainStat: {
+            domain: string;
+            queries: number;
+            responses: number;
+            ips: string[];
+        };
         EndpointInfo: {
             ip: string;
             country: string;
             asn: string;
             private: boolean;
+        };
+        EndpointStat: {
+            ip: string;
+            hostname: string;
+            local: boolean;
+            country: string;
+            asn: string;
+            in: number;
+            out: number;
+            total: number;
+            packets: number;
         };
         Enrichment: {
             ip?: string;
@@ -2316,66 +2423,7 @@ export interface components {
             /** @description from -domain-category-file (the nearest listed parent's); empty when none */
             category?: string;
         };
-        ErrorBody: {
-            /** @description what went wrong in words a user can act on */
-            error: string;
-        };
-        EventPage: {
-            events: components["schemas"]["StoreEvent"][];
-            next_before: string;
-        };
-        FleetAgentDetail: {
-            agent: components["schemas"]["FleetAgentItem"];
-            connections: components["schemas"]["WireConnection"][];
-        };
-        FleetAgentItem: {
-            id: number;
-            name: string;
-            site: string;
-            online: boolean;
-            last_seen: number;
-            version: string;
-            remote_ip: string;
-            os: string;
-            arch: string;
-            protocol_version: number;
-            enrolled_at: number;
-            attr_method: string;
-            attr_iface: string;
-            attr_note: string;
-            rates: components["schemas"]["FleetRate"][];
-            conns: number;
-            dropped: number;
-            cert_not_after: number;
-        };
-        FleetBatch: {
-            ts: number;
-            seq?: number;
-            dropped?: number;
-            interfaces: components["schemas"]["WireInterface"][];
-            connections: components["schemas"]["WireConnection"][];
-            attr_method?: string;
-            attr_iface?: string;
-            attr_note?: string;
-            version?: string;
-            processes?: components["schemas"]["WireProcessTraffic"][];
-            l7?: components["schemas"]["WireL7Observation"][];
-            dns?: components["schemas"]["WireDNSObservation"][];
-        };
-        FleetEnrollTokenCreate: {
-            name: string;
-            site?: string;
-            expires_in_days?: number;
-            max_uses?: number;
-            allowed_cidrs?: string[];
-        };
-        FleetEnrollTokenCreated: {
-            ok: boolean;
-            id: number;
-            token: string;
-            item: components["schemas"]["FleetEnrollTokenItem"];
-        };
-        FleetEnrollTokenItem: {
+        EnrollToken: {
             id: number;
             name: string;
             site: string;
@@ -2390,16 +2438,79 @@ export interface components {
             allowed_cidrs: string[];
             state: string;
         };
-        FleetRate: {
+        EnrollTokenCreate: {
             name: string;
-            rx_bps: number;
-            tx_bps: number;
-            pps: number;
-            rx_bytes: number;
-            tx_bytes: number;
-            rx_packets: number;
-            tx_packets: number;
-            speed_mbps: number;
+            site?: string;
+            expires_in_days?: number;
+            max_uses?: number;
+            allowed_cidrs?: string[];
+        };
+        EnrollTokenCreated: {
+            ok: boolean;
+            id: number;
+            token: string;
+            item: components["schemas"]["EnrollToken"];
+        };
+        ErrorBody: {
+            /** @description what went wrong in words a user can act on */
+            error: string;
+        };
+        EventPage: {
+            events: components["schemas"]["FlowEvent"][];
+            next_before: string;
+        };
+        FirewallPolicyDelta: {
+            vdom: string;
+            policy_id: number;
+            /** @description hit count growth in the window */
+            hits: number;
+            /** @description byte growth in the window */
+            bytes: number;
+            /** @description packet growth in the window */
+            packets: number;
+            /** @description at the latest sample */
+            active_sessions: number;
+            /** @description the device's cumulative hit count at the latest sample */
+            hit_count: number;
+            last_ts: number;
+        };
+        FirewallRules: {
+            vpn_down: boolean;
+            sdwan_latency_ms: number;
+            sdwan_jitter_ms: number;
+            sdwan_loss_pct: number;
+            max_sessions: number;
+        };
+        FlowEvent: {
+            type: string;
+            ts: number;
+            device: string;
+            agent_id: number;
+            id: string;
+            data: Record<string, never>;
+        };
+        FlowExporter: {
+            exporter: string;
+            flows: number;
+            last_seen: number;
+            retimed: number;
+            offset_seconds: number;
+            retimed_at: number;
+        };
+        FlowRow: {
+            ts: number;
+            device: string;
+            src: string;
+            dst: string;
+            src_port: number;
+            dst_port: number;
+            proto: number;
+            packets: number;
+            octets: number;
+            flows: number;
+            first_seen: number;
+            /** @description set on the last row when the rows above do not cover the window (the limit */
+            truncated?: boolean;
         };
         FlowSeriesOut: {
             by: string;
@@ -2408,15 +2519,12 @@ export interface components {
             series: components["schemas"]["SeriesLine"][];
             other: number[];
         };
-        FlowsExporterStatus: {
-            exporter: string;
-            flows: number;
-            last_seen: number;
-            retimed: number;
-            offset_seconds: number;
-            retimed_at: number;
-        };
-        GeoDatabaseInfo: {
+        /**
+         * @description a window of GET /api/v1/flows/conversations, ending now
+         * @enum {string}
+         */
+        FlowWindow: "15m" | "1h" | "6h" | "24h";
+        GeoDatabase: {
             name: string;
             kind: string;
         };
@@ -2433,54 +2541,35 @@ export interface components {
             source: "mmdb" | "online" | "none";
             countries: boolean;
             asn: boolean;
-            databases: components["schemas"]["GeoDatabaseInfo"][];
+            databases: components["schemas"]["GeoDatabase"][];
         };
         Health: {
             version: string;
             protocol_version: number;
         };
-        HistoryBucket: {
-            ts: number;
-            in: number;
-            out: number;
-            local: number;
-            pps: number;
+        HostInterface: {
+            name: string;
+            hw_addr: string;
+            mtu: number;
+            up: boolean;
+            loopback: boolean;
+            can_sniff: boolean;
+            addresses: string[];
+            rx_bytes: number;
+            tx_bytes: number;
+            rx_packets: number;
+            tx_packets: number;
         };
-        HistoryComparison: {
-            days: components["schemas"]["HistoryDay"][];
-            today_hours: components["schemas"]["HistoryHour"][];
-            yesterday_hours: components["schemas"]["HistoryHour"][];
+        IOCRule: {
+            enabled: boolean;
         };
-        HistoryDay: {
-            day: number;
-            avg_bps_in: number;
-            avg_bps_out: number;
-            peak_bps_in: number;
-            peak_bps_out: number;
-            samples: number;
-        };
-        HistoryHour: {
-            hour: number;
-            /** @description start of the hour */
-            ts: number;
-            bps_in: number;
-            bps_out: number;
-            /** @description seconds of capture recorded in the hour; 0: no data */
-            seconds: number;
-        };
-        HistoryResult: {
-            range_minutes: number;
-            db_bytes: number;
-            totals: components["schemas"]["HistoryTotals"];
-            buckets: components["schemas"]["HistoryBucket"][];
-        };
-        HistoryTotals: {
-            avg_bps_in: number;
-            avg_bps_out: number;
-            peak_bps_in: number;
-            peak_bps_out: number;
-            seconds: number;
-            samples: number;
+        ISMSAsset: {
+            name: string;
+            type: string;
+            owner: string;
+            classification: string;
+            location: string;
+            notes: string;
         };
         ISMSEntry: {
             id: number;
@@ -2488,15 +2577,42 @@ export interface components {
             ref: string;
             updated_at: number;
             updated_by: string;
-            asset?: components["schemas"]["ComplianceAsset"];
-            risk?: components["schemas"]["ComplianceRisk"];
-            soa?: components["schemas"]["ComplianceSoAEntry"];
+            asset?: components["schemas"]["ISMSAsset"];
+            risk?: components["schemas"]["ISMSRisk"];
+            soa?: components["schemas"]["SoAEntry"];
         };
         ISMSEntryIn: {
             ref: string;
-            asset?: components["schemas"]["ComplianceAsset"];
-            risk?: components["schemas"]["ComplianceRisk"];
-            soa?: components["schemas"]["ComplianceSoAEntry"];
+            asset?: components["schemas"]["ISMSAsset"];
+            risk?: components["schemas"]["ISMSRisk"];
+            soa?: components["schemas"]["SoAEntry"];
+        };
+        ISMSRisk: {
+            title: string;
+            assets: string[];
+            likelihood: number;
+            impact: number;
+            score: number;
+            treatment: string;
+            controls: string[];
+            owner: string;
+            status: string;
+            due: string;
+        };
+        Incident: {
+            id: number;
+            correlation_key: string;
+            rule: number;
+            agent_id: number;
+            site: string;
+            /** @enum {string} */
+            state: "open" | "ack" | "investigating" | "resolved" | "closed";
+            severity: number;
+            risk: number;
+            title: string;
+            opened_ts: number;
+            updated_ts: number;
+            closed_ts: number;
         };
         IncidentDetail: {
             id: number;
@@ -2512,7 +2628,43 @@ export interface components {
             opened_ts: number;
             updated_ts: number;
             closed_ts: number;
-            events: components["schemas"]["RecordAlertEvent"][];
+            events: components["schemas"]["AlertEvent"][];
+        };
+        /**
+         * @description the state of an incident; open, ack and investigating count as open
+         * @enum {string}
+         */
+        IncidentState: "open" | "ack" | "investigating" | "resolved" | "closed";
+        InterfaceRate: {
+            ts: number;
+            oper_up: boolean;
+            rx_bps: number;
+            tx_bps: number;
+            rx_util_pct: number;
+            tx_util_pct: number;
+        };
+        InterfaceRule: {
+            warn_pct: number;
+            crit_pct: number;
+            sustain_sec: number;
+        };
+        L7Item: {
+            /** @description TLS SNI or HTTP Host as sent by the client, stored as text */
+            host: string;
+            /** @description tls (ClientHello SNI) or http (HTTP/1.x Host) */
+            kind: string;
+            process: string;
+            bytes: number;
+            hits: number;
+            agent_count: number;
+        };
+        L7Observation: {
+            host: string;
+            kind: string;
+            process: string;
+            pid: number;
+            bytes: number;
+            hits: number;
         };
         ListInfo: {
             path: string;
@@ -2522,6 +2674,29 @@ export interface components {
             comments: number;
             junk: number;
             public_suffixes: number;
+        };
+        LiveSnapshot: {
+            running: boolean;
+            device: string;
+            error: string;
+            total_packets: number;
+            total_bytes: number;
+            dropped: number;
+            bps_in: number;
+            bps_out: number;
+            bps_local: number;
+            pps: number;
+            protocols: {
+                [key: string]: number;
+            };
+            top_endpoints: components["schemas"]["EndpointStat"][];
+            top_ports: components["schemas"]["PortStat"][];
+            top_domains: components["schemas"]["DomainStat"][];
+            history: components["schemas"]["SecondBucket"][];
+        };
+        LoginRequest: {
+            username?: string;
+            password: string;
         };
         LoginResult: {
             ok: boolean;
@@ -2533,16 +2708,67 @@ export interface components {
             deductions: components["schemas"]["Deduction"][];
             computed_at: number;
         };
-        NotifyRoute: {
+        NetworkLink: {
             id: string;
-            min_severity: number;
-            kinds: string[];
-            sites: string[];
-            channels: string[];
-            continue: boolean;
+            source: string;
+            target: string;
+            source_port: string;
+            target_port: string;
+            /** @enum {string} */
+            kind: "lldp" | "cdp" | "arp" | "subnet" | "manual";
+            /** @enum {string} */
+            confidence: "discovered" | "inferred" | "manual";
+            /** @enum {string} */
+            status: "normal" | "warning" | "critical" | "down" | "unknown";
+            util_pct: number;
+            ts: number;
+        };
+        NewProcessRule: {
+            enabled: boolean;
+            ignore: string[];
+        };
+        NewTargetRule: {
+            enabled: boolean;
+            min_total_mb: number;
+        };
+        Notifiers: {
+            desktop: boolean;
+            generic_url: string;
+            chatapp1_url: string;
+            chatapp2_url: string;
+            messenger_token: string;
+            messenger_chat_id: string;
+            teamchat_url: string;
+            webhook_v2_url: string;
+            webhook_v2_secret: string;
+            email_host: string;
+            /** @description 0 means 587 */
+            email_port: number;
+            email_from: string;
+            email_to: string[];
+            email_user: string;
+            email_pass: string;
+            siem: components["schemas"]["SIEMConnector"];
+            ticket_url: string;
+            ticket_token: string;
         };
         OKResult: {
             ok: boolean;
+        };
+        /**
+         * @description a permission of the role matrix (x-netmon-roles); x-netmon-permission of an operation names the one it needs
+         * @enum {string}
+         */
+        Permission: "view" | "operate" | "analyze" | "devices" | "agents" | "admin" | "audit" | "global-admin";
+        PortStat: {
+            port: number;
+            name: string;
+            bytes: number;
+            packets: number;
+        };
+        PortsRule: {
+            enabled: boolean;
+            ports: number[];
         };
         ProbeEndpoint: {
             endpoint: string;
@@ -2566,12 +2792,20 @@ export interface components {
             vdom_mode: string;
             endpoints: components["schemas"]["ProbeEndpoint"][];
         };
-        ProcviewBucket: {
+        ProcessAlert: {
+            id: number;
+            ts: number;
+            kind: string;
+            severity: number;
+            state: string;
+            message: string;
+        };
+        ProcessBucket: {
             ts: number;
             bytes_in: number;
             bytes_out: number;
         };
-        ProcviewDestination: {
+        ProcessDestination: {
             remote_ip: string;
             remote_port: number;
             proto: string;
@@ -2586,39 +2820,62 @@ export interface components {
             /** @description autonomous system of the remote ip when known */
             asn: string;
         };
-        ProcviewDetail: {
+        ProcessDetail: {
             agent_id: number;
             process: string;
             /** @description window of the aggregates, in minutes ending now */
             minutes: number;
-            summary: components["schemas"]["ProcviewSummary"];
+            summary: components["schemas"]["ProcessSummary"];
             /** @description for (unattributed): bytes by the reason the agent gave, most first; empty otherwise */
-            unattributed_reasons: components["schemas"]["StoreUnattributedReason"][];
+            unattributed_reasons: components["schemas"]["UnattributedTraffic"][];
             /** @description remote ends of the process's traffic over the window, grouped by remote ip, port and proto, most bytes first */
-            destinations: components["schemas"]["ProcviewDestination"][];
+            destinations: components["schemas"]["ProcessDestination"][];
             /** @description live: the process's sockets in the agent's last telemetry batch */
-            connections: components["schemas"]["WireConnection"][];
+            connections: components["schemas"]["AgentConnection"][];
             /** @description application visibility: DNS names (kind dns) and TLS SNI / HTTP Host (kind tls, http) the process used */
-            names: components["schemas"]["StoreProcessName"][];
+            names: components["schemas"]["ProcessName"][];
             /** @description bytes per minute over the window, oldest first (minutes without traffic left out) */
-            buckets: components["schemas"]["ProcviewBucket"][];
-            timeline: components["schemas"]["ProcviewTimeline"];
+            buckets: components["schemas"]["ProcessBucket"][];
+            timeline: components["schemas"]["ProcessTimeline"];
         };
-        ProcviewRelatedAlert: {
-            id: number;
-            ts: number;
+        ProcessItem: {
+            /** @description process name; (unattributed) holds the bytes the agents could not tie to a process */
+            process: string;
+            bytes_in: number;
+            bytes_out: number;
+            /** @description bytes_in + bytes_out */
+            total: number;
+            /** @description distinct agents that reported the process in the window */
+            agent_count: number;
+        };
+        ProcessName: {
+            /** @description dns (a DNS query), tls (ClientHello SNI) or http (HTTP Host) */
             kind: string;
-            severity: number;
-            state: string;
-            message: string;
+            /** @description the domain or host, stored as text */
+            name: string;
+            /** @description queries (dns) or connections carrying the name (tls, http) */
+            count: number;
+            answers: number;
+            bytes: number;
+            first_seen: number;
+            last_seen: number;
         };
-        ProcviewSpike: {
+        ProcessRemote: {
+            proto: string;
+            ip: string;
+            port: number;
+            bytes_in: number;
+            bytes_out: number;
+            packets_in: number;
+            packets_out: number;
+        };
+        ProcessSpike: {
             ts: number;
             bytes: number;
             mean: number;
             sigma: number;
         };
-        ProcviewSummary: {
+        ProcessSummary: {
             /** @description start of the first minute with traffic in the window, Unix seconds (0: none) */
             first_seen: number;
             /** @description start of the last minute with traffic, Unix seconds (0: none) */
@@ -2631,7 +2888,7 @@ export interface components {
             /** @description bytes per second of the last minute with traffic (in + out over 60 s) */
             last_bucket_bps: number;
         };
-        ProcviewTimeline: {
+        ProcessTimeline: {
             /** @description first minute with traffic (0: none) */
             first_seen: number;
             /** @description first minute with a DNS query of the process (0: none) */
@@ -2639,125 +2896,59 @@ export interface components {
             /** @description first minute with a TLS SNI or HTTP Host of the process (0: none) */
             first_l7: number;
             /** @description minutes whose bytes (in + out) exceed the window's mean + 3 sigma */
-            spikes: components["schemas"]["ProcviewSpike"][];
+            spikes: components["schemas"]["ProcessSpike"][];
             /** @description alert events about the process on this agent (rules proc and port), newest first, at most 20, whatever the window */
-            related_alerts: components["schemas"]["ProcviewRelatedAlert"][];
+            related_alerts: components["schemas"]["ProcessAlert"][];
+        };
+        ProcessTraffic: {
+            process: string;
+            pid: number;
+            bytes_in: number;
+            bytes_out: number;
+            packets_in: number;
+            packets_out: number;
+            remotes?: components["schemas"]["ProcessRemote"][];
+            reasons?: components["schemas"]["AgentUnattributedTraffic"][];
         };
         Readiness: {
             ready: boolean;
             database: string;
             error?: string;
         };
-        RecordAlertDelivery: {
-            id: number;
-            event_id: number;
-            channel: string;
-            route: string;
-            status: string;
-            attempts: number;
-            created_ts: number;
-            next_ts: number;
-            updated_ts: number;
-            error: string;
-        };
-        RecordAlertEvent: {
-            id: number;
-            ts: number;
-            kind: string;
-            key: string;
-            message: string;
-            severity: number;
-            state: string;
-            site: string;
-            count: number;
-            group_id: number;
-            ext_ref: string;
-            agent_id: number;
-            last_ts: number;
-            resolved_ts: number;
-            process: string;
-        };
-        RecordAlertNote: {
-            id: number;
-            event_id: number;
-            ts: number;
-            author: string;
-            text: string;
-        };
-        RecordAlertSilence: {
-            id: number;
-            kind: string;
-            site: string;
-            key: string;
-            start: number;
-            end: number;
-            comment: string;
-            created_by: string;
-            created_at: number;
-        };
-        RecordFileEntry: {
+        RecordingFile: {
             name: string;
             bytes: number;
             mod_time: number;
         };
-        RecordIfaceSample: {
-            ts: number;
-            if_index: number;
-            name: string;
-            alias: string;
-            class: string;
-            speed_bps: number;
-            admin_up: boolean;
-            oper_up: boolean;
-            in_octets: number;
-            out_octets: number;
-            in_errors: number;
-            out_errors: number;
-            in_discards: number;
-            out_discards: number;
-            rx_bps: number;
-            tx_bps: number;
-            rx_util_pct: number;
-            tx_util_pct: number;
+        RecordingStarted: {
+            ok: boolean;
+            file: string;
         };
-        RecordIncident: {
-            id: number;
-            correlation_key: string;
-            rule: number;
-            agent_id: number;
-            site: string;
-            /** @enum {string} */
-            state: "open" | "ack" | "investigating" | "resolved" | "closed";
-            severity: number;
-            risk: number;
-            title: string;
-            opened_ts: number;
-            updated_ts: number;
-            closed_ts: number;
-        };
-        RecordPolicyDelta: {
-            vdom: string;
-            policy_id: number;
-            /** @description hit count growth in the window */
-            hits: number;
-            /** @description byte growth in the window */
-            bytes: number;
-            /** @description packet growth in the window */
+        RecordingStatus: {
+            recording: boolean;
+            file: string;
             packets: number;
-            /** @description at the latest sample */
-            active_sessions: number;
-            /** @description the device's cumulative hit count at the latest sample */
-            hit_count: number;
-            last_ts: number;
+            bytes: number;
+            error: string;
         };
-        RecordResourceSample: {
-            ts: number;
-            cpu_pct: number;
-            mem_pct: number;
-            disk_pct: number;
-            sessions: number;
+        RecordingStopped: {
+            ok: boolean;
+            file: string;
+            packets: number;
+            bytes: number;
         };
-        RecordSDWANSample: {
+        ReviewCreate: {
+            kind: string;
+            period: string;
+            notes: string;
+            finding: string;
+        };
+        /**
+         * @description an RBAC role, most privileged first; site-admin and global-admin exist in multi-site mode only (x-netmon-roles)
+         * @enum {string}
+         */
+        Role: "global-admin" | "admin" | "site-admin" | "netops" | "auditor" | "analyst" | "viewer";
+        SDWANSample: {
             ts: number;
             vdom: string;
             /** @description health-check name */
@@ -2770,24 +2961,185 @@ export interface components {
             jitter_ms: number;
             loss_pct: number;
         };
-        RecordStarted: {
-            ok: boolean;
-            file: string;
+        SIEMConnector: {
+            enabled: boolean;
+            /** @enum {string} */
+            format: "" | "cef" | "leef" | "json" | "text";
+            /** @enum {string} */
+            transport: "" | "syslog-udp" | "syslog-tcp" | "http";
+            target: string;
+            token: string;
+            insecure: boolean;
+            /** @enum {string} */
+            framing: "" | "octet" | "newline";
         };
-        RecordStatus: {
-            recording: boolean;
-            file: string;
+        SecondBucket: {
+            ts: number;
+            in: number;
+            out: number;
+            local: number;
             packets: number;
-            bytes: number;
-            error: string;
         };
-        RecordStopResponse: {
+        SeriesLine: {
+            key: string;
+            octets: number;
+            bits_per_second: number[];
+        };
+        SoAEntry: {
+            applicable: boolean;
+            justification: string;
+            implemented: string;
+            evidence: string;
+        };
+        StatusUser: {
+            username: string;
+            role: string;
+            site: string;
+            actor_type: string;
+        };
+        SyslogRow: {
+            id: number;
+            ts: number;
+            host: string;
+            severity: number;
+            tag: string;
+            message: string;
+            facility: number;
+            source: string;
+            /** @description the datagram as received (base64) when invalid UTF-8 or NUL bytes were replaced in host/tag/message; absent otherwise */
+            raw_b64?: string;
+        };
+        TelemetryBatch: {
+            ts: number;
+            seq?: number;
+            dropped?: number;
+            interfaces: components["schemas"]["AgentInterface"][];
+            connections: components["schemas"]["AgentConnection"][];
+            attr_method?: string;
+            attr_iface?: string;
+            attr_note?: string;
+            version?: string;
+            processes?: components["schemas"]["ProcessTraffic"][];
+            l7?: components["schemas"]["L7Observation"][];
+            dns?: components["schemas"]["DNSObservation"][];
+        };
+        TelemetryResponse: {
             ok: boolean;
-            file: string;
-            packets: number;
-            bytes: number;
+            interval: number;
+            pcap_enabled?: boolean;
         };
-        RecordVPNSample: {
+        ThreatIntel: {
+            ip?: string;
+            /** @description normalised */
+            domain?: string;
+            /** @enum {string} */
+            reputation: "trusted" | "unknown" | "suspicious" | "malicious";
+            decided_by?: components["schemas"]["Decision"];
+            list?: components["schemas"]["ListInfo"];
+        };
+        Topology: {
+            generated_at: number;
+            devices: components["schemas"]["TopologyDevice"][];
+            agents: components["schemas"]["TopologyAgent"][];
+            links: components["schemas"]["NetworkLink"][];
+        };
+        TopologyAgent: {
+            id: string;
+            agent_id: number;
+            name: string;
+            site: string;
+            address: string;
+            online: boolean;
+        };
+        TopologyDevice: {
+            id: string;
+            device_id: number;
+            name: string;
+            kind: string;
+            site: string;
+            host: string;
+            sys_name: string;
+            managed: boolean;
+            /** @enum {string} */
+            status: "up" | "error" | "unknown";
+            last_error: string;
+        };
+        TrafficBucket: {
+            ts: number;
+            in: number;
+            out: number;
+            local: number;
+            pps: number;
+        };
+        TrafficComparison: {
+            days: components["schemas"]["TrafficDay"][];
+            today_hours: components["schemas"]["TrafficHour"][];
+            yesterday_hours: components["schemas"]["TrafficHour"][];
+        };
+        TrafficDay: {
+            day: number;
+            avg_bps_in: number;
+            avg_bps_out: number;
+            peak_bps_in: number;
+            peak_bps_out: number;
+            samples: number;
+        };
+        TrafficHistory: {
+            range_minutes: number;
+            db_bytes: number;
+            totals: components["schemas"]["TrafficTotals"];
+            buckets: components["schemas"]["TrafficBucket"][];
+        };
+        TrafficHour: {
+            hour: number;
+            /** @description start of the hour */
+            ts: number;
+            bps_in: number;
+            bps_out: number;
+            /** @description seconds of capture recorded in the hour; 0: no data */
+            seconds: number;
+        };
+        TrafficTotals: {
+            avg_bps_in: number;
+            avg_bps_out: number;
+            peak_bps_in: number;
+            peak_bps_out: number;
+            seconds: number;
+            samples: number;
+        };
+        UnattributedTraffic: {
+            /** @description as the agent reported it (socket not found, process gone, other network namespace, kernel socket ...) */
+            reason: string;
+            bytes: number;
+            packets: number;
+        };
+        UplinkBody: {
+            /** @description the access device the agent or device hangs off; 0 removes the uplink */
+            device_id: number;
+            /** @description the access device's port (optional) */
+            port: string;
+        };
+        User: {
+            id: number;
+            username: string;
+            role: string;
+            site: string;
+            enabled: boolean;
+            sso: boolean;
+        };
+        UserCreate: {
+            username: string;
+            password: string;
+            role: string;
+            site?: string;
+        };
+        UserUpdate: {
+            role?: string;
+            site?: string;
+            enabled?: boolean;
+            password?: string;
+        };
+        VPNSample: {
             ts: number;
             /** @enum {string} */
             kind: "ipsec" | "ssl";
@@ -2806,234 +3158,6 @@ export interface components {
             in_bytes: number;
             out_bytes: number;
         };
-        ReviewCreate: {
-            kind: string;
-            period: string;
-            notes: string;
-            finding: string;
-        };
-        SeriesLine: {
-            key: string;
-            octets: number;
-            bits_per_second: number[];
-        };
-        SourceInterface: {
-            name: string;
-            hw_addr: string;
-            mtu: number;
-            up: boolean;
-            loopback: boolean;
-            can_sniff: boolean;
-            addresses: string[];
-            rx_bytes: number;
-            tx_bytes: number;
-            rx_packets: number;
-            tx_packets: number;
-        };
-        StatusUser: {
-            username: string;
-            role: string;
-            site: string;
-            actor_type: string;
-        };
-        StoreAgentSample: {
-            ts: number;
-            in: number;
-            out: number;
-            local: number;
-            pps: number;
-        };
-        StoreAuditEvent: {
-            id: number;
-            ts: number;
-            username: string;
-            role: string;
-            action: string;
-            target: string;
-            detail: string;
-            ip: string;
-            prev_hash: string;
-            hash: string;
-            actor_type?: string;
-            request_id?: string;
-            user_agent?: string;
-            result?: string;
-            before_json?: string;
-            after_json?: string;
-        };
-        StoreAuditVerify: {
-            ok: boolean;
-            broken_at: number;
-            checked: number;
-        };
-        StoreComplianceReview: {
-            id: number;
-            ts: number;
-            author: string;
-            kind: string;
-            period: string;
-            notes: string;
-            finding: string;
-        };
-        StoreConversation: {
-            src: string;
-            dst: string;
-            src_port?: number;
-            dst_port?: number;
-            proto?: number;
-            packets: number;
-            octets: number;
-            flows: number;
-            first_seen: number;
-            last_seen: number;
-            /** @description set on the last row when the rows above do not cover the window (the limit */
-            truncated?: boolean;
-        };
-        StoreDNSItem: {
-            domain: string;
-            process: string;
-            queries: number;
-            responses: number;
-            agent_count: number;
-        };
-        StoreEvent: {
-            type: string;
-            ts: number;
-            device: string;
-            agent_id: number;
-            id: string;
-            data: Record<string, never>;
-        };
-        StoreFlowRow: {
-            ts: number;
-            device: string;
-            src: string;
-            dst: string;
-            src_port: number;
-            dst_port: number;
-            proto: number;
-            packets: number;
-            octets: number;
-            flows: number;
-            first_seen: number;
-            /** @description set on the last row when the rows above do not cover the window (the limit */
-            truncated?: boolean;
-        };
-        StoreIfaceRate: {
-            ts: number;
-            oper_up: boolean;
-            rx_bps: number;
-            tx_bps: number;
-            rx_util_pct: number;
-            tx_util_pct: number;
-        };
-        StoreL7Item: {
-            /** @description TLS SNI or HTTP Host as sent by the client, stored as text */
-            host: string;
-            /** @description tls (ClientHello SNI) or http (HTTP/1.x Host) */
-            kind: string;
-            process: string;
-            bytes: number;
-            hits: number;
-            agent_count: number;
-        };
-        StoreProcessItem: {
-            /** @description process name; (unattributed) holds the bytes the agents could not tie to a process */
-            process: string;
-            bytes_in: number;
-            bytes_out: number;
-            /** @description bytes_in + bytes_out */
-            total: number;
-            /** @description distinct agents that reported the process in the window */
-            agent_count: number;
-        };
-        StoreProcessName: {
-            /** @description dns (a DNS query), tls (ClientHello SNI) or http (HTTP Host) */
-            kind: string;
-            /** @description the domain or host, stored as text */
-            name: string;
-            /** @description queries (dns) or connections carrying the name (tls, http) */
-            count: number;
-            answers: number;
-            bytes: number;
-            first_seen: number;
-            last_seen: number;
-        };
-        StoreSyslogRow: {
-            id: number;
-            ts: number;
-            host: string;
-            severity: number;
-            tag: string;
-            message: string;
-            facility: number;
-            source: string;
-            /** @description the datagram as received (base64) when invalid UTF-8 or NUL bytes were replaced in host/tag/message; absent otherwise */
-            raw_b64?: string;
-        };
-        StoreUnattributedReason: {
-            /** @description as the agent reported it (socket not found, process gone, other network namespace, kernel socket ...) */
-            reason: string;
-            bytes: number;
-            packets: number;
-        };
-        ThreatIntel: {
-            ip?: string;
-            /** @description normalised */
-            domain?: string;
-            /** @enum {string} */
-            reputation: "trusted" | "unknown" | "suspicious" | "malicious";
-            decided_by?: components["schemas"]["Decision"];
-            list?: components["schemas"]["ListInfo"];
-        };
-        TopologyAgentNode: {
-            id: string;
-            agent_id: number;
-            name: string;
-            site: string;
-            address: string;
-            online: boolean;
-        };
-        TopologyDeviceNode: {
-            id: string;
-            device_id: number;
-            name: string;
-            kind: string;
-            site: string;
-            host: string;
-            sys_name: string;
-            managed: boolean;
-            /** @enum {string} */
-            status: "up" | "error" | "unknown";
-            last_error: string;
-        };
-        TopologyLink: {
-            id: string;
-            source: string;
-            target: string;
-            source_port: string;
-            target_port: string;
-            /** @enum {string} */
-            kind: "lldp" | "cdp" | "arp" | "subnet" | "manual";
-            /** @enum {string} */
-            confidence: "discovered" | "inferred" | "manual";
-            /** @enum {string} */
-            status: "normal" | "warning" | "critical" | "down" | "unknown";
-            util_pct: number;
-            ts: number;
-        };
-        TopologyTopology: {
-            generated_at: number;
-            devices: components["schemas"]["TopologyDeviceNode"][];
-            agents: components["schemas"]["TopologyAgentNode"][];
-            links: components["schemas"]["TopologyLink"][];
-        };
-        UplinkBody: {
-            /** @description the access device the agent or device hangs off; 0 removes the uplink */
-            device_id: number;
-            /** @description the access device's port (optional) */
-            port: string;
-        };
         WeekBandView: {
             hour_utc: number;
             mean: number;
@@ -3045,94 +3169,6 @@ export interface components {
             /** @description 0 Sunday .. 6 Saturday */
             weekday: number;
             weeks: number;
-        };
-        WireCertRequest: {
-            csr_pem: string;
-        };
-        WireCertResponse: {
-            client_cert_pem: string;
-            ca_cert_pem: string;
-        };
-        WireConnection: {
-            proto: string;
-            local_addr: string;
-            remote_addr: string;
-            status: string;
-            pid: number;
-            process: string;
-        };
-        WireDNSObservation: {
-            domain: string;
-            process: string;
-            pid: number;
-            queries: number;
-            responses: number;
-        };
-        WireHello: {
-            name: string;
-            site: string;
-            version: string;
-            protocol_version: number;
-            os: string;
-            arch: string;
-            machine_id?: string;
-            csr_pem?: string;
-        };
-        WireHelloResponse: {
-            accepted: boolean;
-            agent_id: number;
-            agent_token: string;
-            telemetry_interval_seconds: number;
-            pcap_enabled: boolean;
-            protocol_version: number;
-            client_cert_pem?: string;
-            ca_cert_pem?: string;
-        };
-        WireInterface: {
-            name: string;
-            rx_bytes: number;
-            tx_bytes: number;
-            rx_packets: number;
-            tx_packets: number;
-            addrs?: string[];
-            speed_mbps?: number;
-        };
-        WireL7Observation: {
-            host: string;
-            kind: string;
-            process: string;
-            pid: number;
-            bytes: number;
-            hits: number;
-        };
-        WireProcessTraffic: {
-            process: string;
-            pid: number;
-            bytes_in: number;
-            bytes_out: number;
-            packets_in: number;
-            packets_out: number;
-            remotes?: components["schemas"]["WireRemote"][];
-            reasons?: components["schemas"]["WireUnattributedReason"][];
-        };
-        WireRemote: {
-            proto: string;
-            ip: string;
-            port: number;
-            bytes_in: number;
-            bytes_out: number;
-            packets_in: number;
-            packets_out: number;
-        };
-        WireTelemetryResponse: {
-            ok: boolean;
-            interval: number;
-            pcap_enabled?: boolean;
-        };
-        WireUnattributedReason: {
-            reason: string;
-            bytes: number;
-            packets: number;
         };
     };
     responses: never;
@@ -3158,7 +3194,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AlertingSettings"];
+                    "application/json": components["schemas"]["AlertSettings"];
                 };
             };
             /** @description no valid session, bearer or agent identity */
@@ -3190,7 +3226,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AlertingSettings"];
+                "application/json": components["schemas"]["AlertSettings"];
             };
         };
         responses: {
@@ -3494,7 +3530,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HistoryComparison"];
+                    "application/json": components["schemas"]["TrafficComparison"];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -3584,7 +3620,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HistoryResult"];
+                    "application/json": components["schemas"]["TrafficHistory"];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -3622,7 +3658,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SourceInterface"][];
+                    "application/json": components["schemas"]["HostInterface"][];
                 };
             };
             /** @description no valid session, bearer or agent identity */
@@ -3645,7 +3681,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AuthLoginRequest"];
+                "application/json": components["schemas"]["LoginRequest"];
             };
         };
         responses: {
@@ -3848,7 +3884,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordFileEntry"][];
+                    "application/json": components["schemas"]["RecordingFile"][];
                 };
             };
             /** @description no valid session, bearer or agent identity */
@@ -3877,7 +3913,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordStarted"];
+                    "application/json": components["schemas"]["RecordingStarted"];
                 };
             };
             /** @description no valid session, bearer or agent identity */
@@ -3924,7 +3960,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordStatus"];
+                    "application/json": components["schemas"]["RecordingStatus"];
                 };
             };
             /** @description no valid session, bearer or agent identity */
@@ -3953,7 +3989,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordStopResponse"];
+                    "application/json": components["schemas"]["RecordingStopped"];
                 };
             };
             /** @description no valid session, bearer or agent identity */
@@ -4000,7 +4036,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CaptureSnapshot"];
+                    "application/json": components["schemas"]["LiveSnapshot"];
                 };
             };
             /** @description no valid session, bearer or agent identity */
@@ -4023,7 +4059,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WireCertRequest"];
+                "application/json": components["schemas"]["AgentCertRequest"];
             };
         };
         responses: {
@@ -4033,7 +4069,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WireCertResponse"];
+                    "application/json": components["schemas"]["AgentCertResponse"];
                 };
             };
             /** @description the body is not valid JSON or a field has the wrong type */
@@ -4092,7 +4128,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WireHello"];
+                "application/json": components["schemas"]["AgentHello"];
             };
         };
         responses: {
@@ -4102,7 +4138,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WireHelloResponse"];
+                    "application/json": components["schemas"]["AgentHelloResponse"];
                 };
             };
             /** @description the body is not valid JSON or a field has the wrong type */
@@ -4179,7 +4215,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["FleetBatch"];
+                "application/json": components["schemas"]["TelemetryBatch"];
             };
         };
         responses: {
@@ -4189,7 +4225,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WireTelemetryResponse"];
+                    "application/json": components["schemas"]["TelemetryResponse"];
                 };
             };
             /** @description the body is not valid JSON or a field has the wrong type */
@@ -4254,7 +4290,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FleetAgentItem"][];
+                    "application/json": components["schemas"]["Agent"][];
                 };
             };
             /** @description no valid session, bearer or agent identity */
@@ -4286,7 +4322,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FleetAgentDetail"];
+                    "application/json": components["schemas"]["AgentDetail"];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -4401,7 +4437,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FleetAgentItem"];
+                    "application/json": components["schemas"]["Agent"];
                 };
             };
             /** @description the body is not valid JSON or a field has the wrong type */
@@ -4481,7 +4517,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StoreAgentSample"][];
+                    "application/json": components["schemas"]["AgentSample"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -4536,7 +4572,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProcviewDetail"];
+                    "application/json": components["schemas"]["ProcessDetail"];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -4732,7 +4768,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordAlertDelivery"][];
+                    "application/json": components["schemas"]["AlertDelivery"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -4889,7 +4925,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordAlertEvent"];
+                    "application/json": components["schemas"]["AlertEvent"];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -4961,7 +4997,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordAlertEvent"];
+                    "application/json": components["schemas"]["AlertEvent"];
                 };
             };
             /** @description the body is not valid JSON or a field has the wrong type */
@@ -5038,7 +5074,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordAlertEvent"];
+                    "application/json": components["schemas"]["AlertEvent"];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -5103,7 +5139,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotifyRoute"][];
+                    "application/json": components["schemas"]["AlertRoute"][];
                 };
             };
             /** @description no valid session, bearer or agent identity */
@@ -5135,7 +5171,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["NotifyRoute"];
+                "application/json": components["schemas"]["AlertRoute"];
             };
         };
         responses: {
@@ -5145,7 +5181,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotifyRoute"];
+                    "application/json": components["schemas"]["AlertRoute"];
                 };
             };
             /** @description the body is not valid JSON or a field has the wrong type */
@@ -5207,7 +5243,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["NotifyRoute"];
+                "application/json": components["schemas"]["AlertRoute"];
             };
         };
         responses: {
@@ -5217,7 +5253,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotifyRoute"];
+                    "application/json": components["schemas"]["AlertRoute"];
                 };
             };
             /** @description the body is not valid JSON or a field has the wrong type */
@@ -5353,7 +5389,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordAlertSilence"][];
+                    "application/json": components["schemas"]["AlertSilence"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -5395,7 +5431,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordAlertSilence"];
+                    "application/json": components["schemas"]["AlertSilence"];
                 };
             };
             /** @description the body is not valid JSON or a field has the wrong type */
@@ -5519,7 +5555,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AlertingDeviation"][];
+                    "application/json": components["schemas"]["AnomalyDeviation"][];
                 };
             };
             /** @description no valid session, bearer or agent identity */
@@ -5619,7 +5655,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StoreAuditEvent"][];
+                    "application/json": components["schemas"]["AuditEvent"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -5666,7 +5702,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StoreAuditVerify"];
+                    "application/json": components["schemas"]["AuditVerification"];
                 };
             };
             /** @description no valid session, bearer or agent identity */
@@ -5772,7 +5808,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StoreComplianceReview"][];
+                    "application/json": components["schemas"]["ComplianceReview"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -5823,7 +5859,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StoreComplianceReview"];
+                    "application/json": components["schemas"]["ComplianceReview"];
                 };
             };
             /** @description the body is not valid JSON or a field has the wrong type */
@@ -5888,7 +5924,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ComplianceStatus"];
+                    "application/json": components["schemas"]["ComplianceLogStatus"];
                 };
             };
             /** @description no valid session, bearer or agent identity */
@@ -6158,7 +6194,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordIfaceSample"][];
+                    "application/json": components["schemas"]["DeviceInterface"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -6213,7 +6249,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StoreIfaceRate"][];
+                    "application/json": components["schemas"]["InterfaceRate"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -6266,7 +6302,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordPolicyDelta"][];
+                    "application/json": components["schemas"]["FirewallPolicyDelta"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -6319,7 +6355,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordResourceSample"][];
+                    "application/json": components["schemas"]["DeviceResource"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -6372,7 +6408,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordSDWANSample"][];
+                    "application/json": components["schemas"]["SDWANSample"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -6506,7 +6542,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordVPNSample"][];
+                    "application/json": components["schemas"]["VPNSample"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -6560,7 +6596,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StoreDNSItem"][];
+                    "application/json": components["schemas"]["DNSItem"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -6641,7 +6677,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FleetEnrollTokenItem"][];
+                    "application/json": components["schemas"]["EnrollToken"][];
                 };
             };
             /** @description no valid session, bearer or agent identity */
@@ -6673,7 +6709,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["FleetEnrollTokenCreate"];
+                "application/json": components["schemas"]["EnrollTokenCreate"];
             };
         };
         responses: {
@@ -6683,7 +6719,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FleetEnrollTokenCreated"];
+                    "application/json": components["schemas"]["EnrollTokenCreated"];
                 };
             };
             /** @description the body is not valid JSON or a field has the wrong type */
@@ -6751,7 +6787,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FleetEnrollTokenItem"];
+                    "application/json": components["schemas"]["EnrollToken"];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -6881,7 +6917,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StoreFlowRow"][];
+                    "application/json": components["schemas"]["FlowRow"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -6983,7 +7019,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StoreConversation"][];
+                    "application/json": components["schemas"]["Conversation"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -7021,7 +7057,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlowsExporterStatus"][];
+                    "application/json": components["schemas"]["FlowExporter"][];
                 };
             };
             /** @description no valid session, bearer or agent identity */
@@ -7209,7 +7245,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordIncident"][];
+                    "application/json": components["schemas"]["Incident"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -7300,7 +7336,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordIncident"];
+                    "application/json": components["schemas"]["Incident"];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -7368,7 +7404,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordIncident"];
+                    "application/json": components["schemas"]["Incident"];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -7436,7 +7472,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordIncident"];
+                    "application/json": components["schemas"]["Incident"];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -7504,7 +7540,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordIncident"];
+                    "application/json": components["schemas"]["Incident"];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -7828,7 +7864,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StoreL7Item"][];
+                    "application/json": components["schemas"]["L7Item"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -7873,7 +7909,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StoreProcessItem"][];
+                    "application/json": components["schemas"]["ProcessItem"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -7930,7 +7966,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StoreSyslogRow"][];
+                    "application/json": components["schemas"]["SyslogRow"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */
@@ -8011,7 +8047,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AuthTokenView"][];
+                    "application/json": components["schemas"]["APIToken"][];
                 };
             };
             /** @description no valid session, bearer or agent identity */
@@ -8043,7 +8079,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AuthTokenCreate"];
+                "application/json": components["schemas"]["APITokenCreate"];
             };
         };
         responses: {
@@ -8053,7 +8089,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AuthTokenCreated"];
+                    "application/json": components["schemas"]["APITokenCreated"];
                 };
             };
             /** @description the body is not valid JSON or a field has the wrong type */
@@ -8177,7 +8213,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TopologyTopology"];
+                    "application/json": components["schemas"]["Topology"];
                 };
             };
             /** @description no valid session, bearer or agent identity */
@@ -8206,7 +8242,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AuthUserView"][];
+                    "application/json": components["schemas"]["User"][];
                 };
             };
             /** @description no valid session, bearer or agent identity */
@@ -8238,7 +8274,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AuthUserCreate"];
+                "application/json": components["schemas"]["UserCreate"];
             };
         };
         responses: {
@@ -8248,7 +8284,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AuthUserView"];
+                    "application/json": components["schemas"]["User"];
                 };
             };
             /** @description the body is not valid JSON or a field has the wrong type */
@@ -8319,7 +8355,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AuthUserUpdate"];
+                "application/json": components["schemas"]["UserUpdate"];
             };
         };
         responses: {
@@ -8329,7 +8365,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AuthUserView"];
+                    "application/json": components["schemas"]["User"];
                 };
             };
             /** @description the body is not valid JSON or a field has the wrong type */
@@ -8590,4 +8626,125 @@ export interface operations {
             };
         };
     };
+}
+
+/** the rule that raised an alert event (spec 6.3) (enumeration AlertKind of the document). */
+export const AlertKindValues = ["bw","port","proc","target","anomaly","ioc","iface_util","vpn_down","sdwan_sla_breach","high_sessions","time_drift"] as const satisfies readonly components['schemas']['AlertKind'][]
+
+/** the state of an alert event (enumeration AlertState of the document). */
+export const AlertStateValues = ["firing","ack","resolved"] as const satisfies readonly components['schemas']['AlertState'][]
+
+/** a window of GET /api/v1/flows/conversations, ending now (enumeration FlowWindow of the document). */
+export const FlowWindowValues = ["15m","1h","6h","24h"] as const satisfies readonly components['schemas']['FlowWindow'][]
+
+/** the state of an incident; open, ack and investigating count as open (enumeration IncidentState of the document). */
+export const IncidentStateValues = ["open","ack","investigating","resolved","closed"] as const satisfies readonly components['schemas']['IncidentState'][]
+
+/** a permission of the role matrix (x-netmon-roles); x-netmon-permission of an operation names the one it needs (enumeration Permission of the document). */
+export const PermissionValues = ["view","operate","analyze","devices","agents","admin","audit","global-admin"] as const satisfies readonly components['schemas']['Permission'][]
+
+/** an RBAC role, most privileged first; site-admin and global-admin exist in multi-site mode only (x-netmon-roles) (enumeration Role of the document). */
+export const RoleValues = ["global-admin","admin","site-admin","netops","auditor","analyst","viewer"] as const satisfies readonly components['schemas']['Role'][]
+
+/** Each role's permissions in each mode (x-netmon-roles of the document, from the hub's app/auth). */
+export const ROLE_PERMISSIONS = {
+  "multi_site": {
+    "admin": [
+      "view",
+      "operate",
+      "analyze",
+      "devices",
+      "agents",
+      "admin",
+      "audit"
+    ],
+    "analyst": [
+      "view",
+      "analyze"
+    ],
+    "auditor": [
+      "view",
+      "audit"
+    ],
+    "global-admin": [
+      "view",
+      "operate",
+      "analyze",
+      "devices",
+      "agents",
+      "admin",
+      "audit",
+      "global-admin"
+    ],
+    "netops": [
+      "view",
+      "operate",
+      "analyze",
+      "devices"
+    ],
+    "site-admin": [
+      "view",
+      "operate",
+      "analyze",
+      "devices",
+      "agents",
+      "admin",
+      "audit"
+    ],
+    "viewer": [
+      "view"
+    ]
+  },
+  "single_site": {
+    "admin": [
+      "view",
+      "operate",
+      "analyze",
+      "devices",
+      "agents",
+      "admin",
+      "audit",
+      "global-admin"
+    ],
+    "analyst": [
+      "view",
+      "analyze"
+    ],
+    "auditor": [
+      "view",
+      "audit"
+    ],
+    "netops": [
+      "view",
+      "operate",
+      "analyze",
+      "devices"
+    ],
+    "viewer": [
+      "view"
+    ]
+  }
+} as const
+
+/** The operations each incident state allows (x-netmon-incident-ops of the document, from the hub's alerting/incident). */
+export const INCIDENT_OPS: Record<components['schemas']['IncidentState'], readonly string[]> = {
+  "ack": [
+    "investigate",
+    "resolve",
+    "close"
+  ],
+  "closed": [],
+  "investigating": [
+    "resolve",
+    "close"
+  ],
+  "open": [
+    "ack",
+    "investigate",
+    "resolve",
+    "close"
+  ],
+  "resolved": [
+    "close"
+  ]
 }

@@ -51,3 +51,11 @@ export function axisTime(ts: number, spanSec: number): string {
   if (d.getHours() === 0 && d.getMinutes() === 0) return monthDay(ts)
   return clock(ts, false)
 }
+
+/** Minutes of a window named as the hub names them (FlowWindow: 15m, 1h,
+ * 6h, 24h; also d for days); 0 for a name of another shape. */
+export function windowMinutes(name: string): number {
+  const m = /^(\d+)([mhd])$/.exec(name)
+  if (!m) return 0
+  return Number(m[1]) * { m: 1, h: 60, d: 1440 }[m[2] as 'm' | 'h' | 'd']
+}

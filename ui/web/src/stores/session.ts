@@ -1,10 +1,10 @@
 // Who is signed in, and what the role may do. The hub's /api/auth/status
-// gives the identity and role; permissions are derived with the spec's
-// table (lib/perms). With authentication off every request is the admin.
+// gives the identity, its role's permissions, whether the role is
+// read-only and the roles that may be assigned: the console keeps no copy
+// of the role matrix. With authentication off every request is the admin.
 import { defineStore } from 'pinia'
 import { ApiError, get, post } from '../api/client'
-import type { AuthStatus, StatusUser } from '../api/types'
-import { allows, type Permission } from '../lib/perms'
+import type { AuthStatus, Permission, Role, StatusUser } from '../api/types'
 
 export interface LoginResult {
   ok: boolean
@@ -50,6 +50,12 @@ export const useSession = defineStore('session', {
     rbacUsers: false,
     /** the legacy bootstrap password still signs in */
     bootstrapPassword: false,
+    /** what the caller's role may use, as the hub says */
+    permissions: [] as string[],
+    /** the role changes nothing anywhere (the auditor) */
+    readOnly: false,
+    /** the roles that may be assigned in this mode, most privileged first */
+    roles: [] as Role[],
   }),
   getters: {
     /** Signed in, or authentication is off. */
@@ -62,7 +68,7 @@ export const useSession = defineStore('session', {
   },
   actions: {
     can(p: Permission): boolean {
-      return this.signedIn && allows(this.role, p, this.multiSite)
+      return this.signedIn && this.permissions.includes(p)
     },
     apply(st: AuthStatus): void {
       this.loaded = true
@@ -74,6 +80,9 @@ export const useSession = defineStore('session', {
       this.exposed = !!st.exposed
       this.rbacUsers = !!st.rbac_users
       this.bootstrapPassword = !!st.bootstrap_password
+      this.permissions = st.permissions ?? []
+      this.readOnly = !!st.read_only
+      this.roles = (st.roles ?? []) as Role[]
     },
     async refresh(): Promise<void> {
       this.apply(await get<AuthStatus>('/api/auth/status'))
@@ -82,6 +91,8 @@ export const useSession = defineStore('session', {
     expire(): void {
       this.authenticated = false
       this.user = null
+      this.permissions = []
+      this.readOnly = false
     },
     async login(username: string, password: string): Promise<LoginResult> {
       const body = username.trim() ? { username: username.trim(), password } : { password }
