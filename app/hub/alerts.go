@@ -12,7 +12,6 @@ import (
 	"netmon/alerting/rules"
 	"netmon/app/api"
 	"netmon/app/live"
-	"netmon/collectors/fwrest"
 )
 
 // buildAlerts builds the alert engine over the capture, the hub's and the
@@ -25,7 +24,7 @@ func (h *Hub) buildAlerts() {
 		Traffic:     alertTraffic{h},
 		Inventories: &alertInventories{h: h, seqs: map[int64]evaluated{}},
 		Ifaces:      ifaceRates{h},
-		Firewalls:   firewallStates{h},
+		Firewalls:   h.devices,
 		Settings: func(ctx context.Context) (alerting.Settings, error) {
 			return api.LoadAlertSettings(ctx, h.db, h.vault)
 		},
@@ -39,9 +38,7 @@ func (h *Hub) buildAlerts() {
 
 // ifaceRates feeds the iface_util rule the agents' interfaces (the rates
 // of each agent's last batch over the link speed it reported) and the
-// device interfaces of the SNMP poller's latest polls. The rule keys on
-// an agent id: devices are agent 0, their interfaces named
-// "<device> (device <id>) <iface>" so keys stay apart.
+// device component's (devices.Component.IfaceRates).
 type ifaceRates struct{ h *Hub }
 
 // agentRateMaxAge leaves out agents whose last batch is older: its rates
@@ -58,12 +55,9 @@ type agentRate struct {
 }
 
 func (d ifaceRates) IfaceRates(ctx context.Context) ([]rules.IfaceRate, error) {
-	var out []rules.IfaceRate
-	if d.h.poller != nil {
-		for _, r := range d.h.poller.IfaceRates() {
-			out = append(out, rules.IfaceRate{Site: r.Site, Name: r.DeviceName + " (device " + strconv.FormatInt(r.DeviceID, 10) + ") " + r.Iface,
-				SpeedBps: float64(r.SpeedBps), InBps: r.RxBps * 8, OutBps: r.TxBps * 8})
-		}
+	out, err := d.h.devices.IfaceRates(ctx)
+	if err != nil {
+		return out, err
 	}
 	agents, err := d.h.db.ListAgents(ctx, "")
 	if err != nil {
@@ -250,37 +244,4 @@ func appendConn(out []rules.Conn, remote, status, process string, agent int64, s
 		return out
 	}
 	return append(out, rules.Conn{AgentID: agent, Site: site, RemoteIP: host, RemotePort: uint16(p), Process: process})
-}
-
-// firewallStates feeds the firewall-device rules each REST device's
-// latest successful poll, if no older than two of its intervals (a
-// device that stopped answering is judged by its last_error, not by an
-// old tunnel state).
-type firewallStates struct{ h *Hub }
-
-func (f firewallStates) FirewallStates(context.Context) ([]rules.FirewallState, error) {
-	if f.h.fwPoller == nil {
-		return nil, nil
-	}
-	now := time.Now()
-	var out []rules.FirewallState
-	for _, l := range f.h.fwPoller.LatestPolls(48 * time.Hour) {
-		if now.Sub(l.At) > 2*fwrest.Interval(l.Device) {
-			continue
-		}
-		out = append(out, ruleState(l))
-	}
-	return out, nil
-}
-
-func ruleState(l fwrest.Latest) rules.FirewallState {
-	s := rules.FirewallState{DeviceID: l.Device.ID, Name: l.Device.Name, Site: l.Device.Site, Sessions: l.Result.Sessions}
-	for _, t := range l.Result.Tunnels {
-		s.Tunnels = append(s.Tunnels, rules.TunnelState{VDOM: t.VDOM, Name: t.Name, Up: t.Status == "up"})
-	}
-	for _, h := range l.Result.Health {
-		s.Health = append(s.Health, rules.HealthState{VDOM: h.VDOM, Name: h.Name, Member: h.Member, Up: h.Status == "up",
-			LatencyMS: h.LatencyMS, JitterMS: h.JitterMS, LossPct: h.LossPct})
-	}
-	return s
 }

@@ -43,10 +43,9 @@ import (
 	"netmon/app/version"
 	"netmon/capture"
 	"netmon/capture/proc"
+	"netmon/collectors/devices"
 	"netmon/collectors/flows"
-	"netmon/collectors/fwrest"
 	"netmon/collectors/geo"
-	"netmon/collectors/snmp"
 	"netmon/collectors/syslog"
 	"netmon/store"
 	"netmon/store/queue"
@@ -87,8 +86,7 @@ type Hub struct {
 	pki       *pki.Authority
 	fleet     *fleet.Service
 	alerts    *alerting.Engine
-	poller    *snmp.Poller
-	fwPoller  *fwrest.Poller
+	devices   *devices.Component
 	topology  *topology.Service
 	// iocList and categories are the -ioc-file and
 	// -domain-category-file watches (threat.go).
@@ -163,8 +161,8 @@ func New(ctx context.Context, log *slog.Logger, cfg config.HubConfig, opts ...Op
 		return nil, err
 	}
 	h.buildThreat()
-	h.buildAlerts()
 	h.buildDevices()
+	h.buildAlerts()
 	h.buildIncidents()
 	if err := h.buildHTTP(); err != nil {
 		return nil, err
@@ -265,10 +263,9 @@ func (h *Hub) buildHTTP() error {
 		AlertEngine:    h.alerts,
 		Notifier:       h.notifier,
 		Deliveries:     h.db,
+		DeviceService:  h.devices,
 		Devices:        h.db,
-		DevicePoller:   devicePollers{h.poller, h.fwPoller},
 		Topology:       h.topology,
-		FirewallProber: fwProber{guard: h.netGuard},
 		Threats:        threatLists{h},
 		Incidents:      h.db,
 		Anomalies:      h.alerts,
