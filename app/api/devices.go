@@ -193,11 +193,24 @@ func (in *deviceWindowIn) since() int64 {
 	return time.Now().Add(-time.Duration(in.Minutes) * time.Minute).Unix()
 }
 
-func (s *Server) deviceInterfaces(c *gin.Context, in *deviceWindowIn) ([]devices.Interface, error) {
+// DeviceInterface is an interface sample of GET
+// /api/v1/devices/{id}/interfaces with its status computed by the
+// server (the console shows it as is).
+type DeviceInterface struct {
+	record.IfaceSample
+	Status string `json:"status" jsonschema:"enum=down,enum=critical,enum=warning,enum=normal,description=down when not oper-up; else by the higher utilisation: critical from 90%; warning from 70%; normal below or with the speed unknown"`
+}
+
+func (s *Server) deviceInterfaces(c *gin.Context, in *deviceWindowIn) ([]DeviceInterface, error) {
 	if _, err := s.visibleDevice(c, in.ID); err != nil {
 		return nil, err
 	}
-	return s.deps.DeviceService.Interfaces(c, in.ID, in.since())
+	list, err := s.deps.DeviceService.Interfaces(c, in.ID, in.since())
+	out := make([]DeviceInterface, len(list))
+	for i, f := range list {
+		out[i] = DeviceInterface(f)
+	}
+	return out, err
 }
 
 type ifaceHistoryIn struct {

@@ -172,7 +172,7 @@ func (c *Component) Probe(ctx context.Context, in Input) (ProbeReport, error) {
 // normal below or when the speed is unknown.
 type Interface struct {
 	record.IfaceSample
-	Status string `json:"status" jsonschema:"enum=down,enum=critical,enum=warning,enum=normal,description=down when not oper-up; else by the higher utilisation: critical from 90%; warning from 70%; normal below or with the speed unknown"`
+	Status string `json:"status"`
 }
 
 // IfaceStatus is an interface sample's status (see Interface).

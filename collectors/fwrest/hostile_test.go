@@ -126,4 +126,3 @@ func TestPollOversizeAndSlow(t *testing.T) {
 		t.Errorf("too_large %v, timeout %v; want 1 and 1", a, b)
 	}
 }
-

@@ -68,7 +68,6 @@ func fixtureCopy(t *testing.T, profile string, change map[string]string) string 
 	return dir
 }
 
-
 // TestPollMetrics: one scheduled poll of a device, and the exact counts
 // it leaves: the poll by result, one request per endpoint tried (what
 // the fixture device logged, except where the request never reached

@@ -2267,6 +2267,31 @@ export interface components {
             /** @description auto (default) */
             profile: string;
         };
+        DeviceInterface: {
+            ts: number;
+            if_index: number;
+            name: string;
+            alias: string;
+            class: string;
+            speed_bps: number;
+            admin_up: boolean;
+            oper_up: boolean;
+            in_octets: number;
+            out_octets: number;
+            in_errors: number;
+            out_errors: number;
+            in_discards: number;
+            out_discards: number;
+            rx_bps: number;
+            tx_bps: number;
+            rx_util_pct: number;
+            tx_util_pct: number;
+            /**
+             * @description down when not oper-up; else by the higher utilisation: critical from 90%; warning from 70%; normal below or with the speed unknown
+             * @enum {string}
+             */
+            status: "down" | "critical" | "warning" | "normal";
+        };
         DeviceItem: {
             id: number;
             name: string;
@@ -2699,26 +2724,6 @@ export interface components {
             name: string;
             bytes: number;
             mod_time: number;
-        };
-        RecordIfaceSample: {
-            ts: number;
-            if_index: number;
-            name: string;
-            alias: string;
-            class: string;
-            speed_bps: number;
-            admin_up: boolean;
-            oper_up: boolean;
-            in_octets: number;
-            out_octets: number;
-            in_errors: number;
-            out_errors: number;
-            in_discards: number;
-            out_discards: number;
-            rx_bps: number;
-            tx_bps: number;
-            rx_util_pct: number;
-            tx_util_pct: number;
         };
         RecordIncident: {
             id: number;
@@ -6158,7 +6163,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RecordIfaceSample"][];
+                    "application/json": components["schemas"]["DeviceInterface"][];
                 };
             };
             /** @description a parameter is malformed or out of range; the message names it */

@@ -101,7 +101,7 @@ export type FlowExporter = S['FlowsExporterStatus']
 
 // Devices and topology (issue 20).
 export type DeviceItem = S['DeviceItem']
-export type DeviceIface = S['RecordIfaceSample']
+export type DeviceIface = S['DeviceInterface']
 export type DeviceResource = S['RecordResourceSample']
 export type IfaceRate = S['StoreIfaceRate']
 export type DeviceVPN = S['RecordVPNSample']
