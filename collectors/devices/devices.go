@@ -219,7 +219,7 @@ func (c *Component) refresh(ctx context.Context) error {
 		}
 		seen[d.ID] = true
 		st := c.devices[d.ID]
-		if st != nil && st.drv != drv {
+		if st != nil && st.drv.Name() != drv.Name() {
 			c.drop(st) // another driver: a new session and schedule
 			st = nil
 		}

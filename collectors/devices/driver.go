@@ -112,16 +112,17 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// fwDriver is the firewall REST driver behind Driver.
+// fwDriver is the firewall REST driver behind Driver (a pointer: its
+// deps hold a func, and drivers are compared by name only).
 type fwDriver struct {
 	d     *fwrest.Driver
 	cfg   fwrest.Config
 	probe fwrest.Deps
 }
 
-func newFirewall(cfg fwrest.Config, transportFor func(apiURL string) *http.Transport, reg prometheus.Registerer) fwDriver {
+func newFirewall(cfg fwrest.Config, transportFor func(apiURL string) *http.Transport, reg prometheus.Registerer) *fwDriver {
 	deps := fwrest.Deps{TransportFor: transportFor}
-	return fwDriver{d: fwrest.NewDriver(cfg, deps, reg), cfg: cfg, probe: deps}
+	return &fwDriver{d: fwrest.NewDriver(cfg, deps, reg), cfg: cfg, probe: deps}
 }
 
 func (fwDriver) Name() string { return "fwrest" }

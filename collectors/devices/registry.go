@@ -48,9 +48,12 @@ type Input struct {
 }
 
 // invalid is a validation error naming its field (errs.Invalid with
-// Field set: the API answers 400 with it).
+// Field set: the API answers 400 with it); the message is the field's
+// own words, as the API has always answered.
 func invalid(field, format string, args ...any) error {
-	return errs.InvalidField(field, format, args...)
+	e := errs.Invalidf(format, args...)
+	e.Field = field
+	return e
 }
 
 // Validate checks in and returns the device it describes, defaults

@@ -161,7 +161,7 @@ func (c *Component) Probe(ctx context.Context, in Input) (ProbeReport, error) {
 	}
 	drv := c.driverOf(d)
 	if drv == nil {
-		return ProbeReport{}, errs.InvalidField("vendor", "%s", errNoDriver.Error())
+		return ProbeReport{}, invalid("vendor", "%s", errNoDriver.Error())
 	}
 	return drv.Probe(ctx, d), nil
 }
