@@ -198,4 +198,3 @@ func BenchmarkPollerScale(b *testing.B) {
 			n, wall, inFirst, n, inLast, total, overdue, maxLag.Seconds(), errs, 100*cpu/wall, nsim, 100*simUsed/wall, req/wall, vb/wall, counter("netmon_device_polls_late_total"))
 	}
 }
-
