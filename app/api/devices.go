@@ -29,15 +29,15 @@ type DeviceService interface {
 	Delete(ctx context.Context, actor audit.Actor, id int64) error
 	Probe(ctx context.Context, in devices.Input) (devices.ProbeReport, error)
 	Interfaces(ctx context.Context, id, from int64) ([]devices.Interface, error)
+	IfaceHistory(ctx context.Context, id, ifIndex, from int64) ([]store.IfaceRate, error)
+	Resources(ctx context.Context, id, from int64) ([]record.ResourceSample, error)
+	VPN(ctx context.Context, id, from int64) ([]record.VPNSample, error)
+	SDWAN(ctx context.Context, id, from int64) ([]record.SDWANSample, error)
+	Policies(ctx context.Context, id, from int64) ([]record.PolicyDelta, error)
 }
 
-// DeviceStore reads devices' series and keeps uplinks (*store.DB).
+// DeviceStore keeps the uplinks of agents and devices (*store.DB).
 type DeviceStore interface {
-	DeviceResources(ctx context.Context, id, from int64) ([]record.ResourceSample, error)
-	DeviceIfaceHistory(ctx context.Context, id, ifIndex, from int64) ([]store.IfaceRate, error)
-	DeviceVPN(ctx context.Context, id, from int64) ([]record.VPNSample, error)
-	DeviceSDWAN(ctx context.Context, id, from int64) ([]record.SDWANSample, error)
-	DevicePolicies(ctx context.Context, id, from int64) ([]record.PolicyDelta, error)
 	Agent(ctx context.Context, id int64) (store.Agent, error)
 	InTx(ctx context.Context, fn func(*store.Tx) error) error
 }
@@ -228,14 +228,14 @@ func (s *Server) deviceIfaceHistory(c *gin.Context, in *ifaceHistoryIn) ([]store
 	if _, err := s.visibleDevice(c, in.ID); err != nil {
 		return nil, err
 	}
-	return s.deps.Devices.DeviceIfaceHistory(c, in.ID, in.IfIndex, in.since())
+	return s.deps.DeviceService.IfaceHistory(c, in.ID, in.IfIndex, in.since())
 }
 
 func (s *Server) deviceResources(c *gin.Context, in *deviceWindowIn) ([]record.ResourceSample, error) {
 	if _, err := s.visibleDevice(c, in.ID); err != nil {
 		return nil, err
 	}
-	return s.deps.Devices.DeviceResources(c, in.ID, in.since())
+	return s.deps.DeviceService.Resources(c, in.ID, in.since())
 }
 
 // The firewall REST device's series (spec 4.8; an SNMP device has none
@@ -245,21 +245,21 @@ func (s *Server) deviceVPN(c *gin.Context, in *deviceWindowIn) ([]record.VPNSamp
 	if _, err := s.visibleDevice(c, in.ID); err != nil {
 		return nil, err
 	}
-	return s.deps.Devices.DeviceVPN(c, in.ID, in.since())
+	return s.deps.DeviceService.VPN(c, in.ID, in.since())
 }
 
 func (s *Server) deviceSDWAN(c *gin.Context, in *deviceWindowIn) ([]record.SDWANSample, error) {
 	if _, err := s.visibleDevice(c, in.ID); err != nil {
 		return nil, err
 	}
-	return s.deps.Devices.DeviceSDWAN(c, in.ID, in.since())
+	return s.deps.DeviceService.SDWAN(c, in.ID, in.since())
 }
 
 func (s *Server) devicePolicies(c *gin.Context, in *deviceWindowIn) ([]record.PolicyDelta, error) {
 	if _, err := s.visibleDevice(c, in.ID); err != nil {
 		return nil, err
 	}
-	return s.deps.Devices.DevicePolicies(c, in.ID, in.since())
+	return s.deps.DeviceService.Policies(c, in.ID, in.since())
 }
 
 func (s *Server) getTopology(c *gin.Context, _ *struct{}) (topology.Topology, error) {

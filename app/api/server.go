@@ -151,9 +151,9 @@ type Deps struct {
 	// ISMS keeps the ISMS registers (*store.DB).
 	ISMS ISMSStore
 	// DeviceService is the device registry and its probe
-	// (*devices.Component; nil: empty lists, 503 on changes); Devices
-	// reads their series and keeps uplinks (*store.DB); Topology builds
-	// the graph (*topology.Service).
+	// and series (*devices.Component; nil: empty lists, 503 on changes);
+	// Devices keeps uplinks (*store.DB); Topology builds the graph
+	// (*topology.Service).
 	DeviceService DeviceService
 	Devices       DeviceStore
 	Topology      TopologyBuilder

@@ -108,8 +108,8 @@ type HubConfig struct {
 	Compliance compliance.Config
 	// Devices is the device component: the registry and the one poller
 	// of SNMP and firewall REST devices (-poller, -devpoll-concurrency;
-	// YAML block "devices", its drivers' tuning under devices.snmp and
-	// devices.firewall).
+	// YAML block "devices", its drivers' tuning there prefixed snmp_ and
+	// firewall_).
 	Devices devices.Config
 	// Threat is the threat list and the domain categories (-ioc-file,
 	// -domain-category-file).

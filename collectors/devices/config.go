@@ -8,8 +8,8 @@ import (
 )
 
 // Config configures the device component: its schedule and each
-// driver's tuning (YAML block "devices"; -poller and
-// -devpoll-concurrency are its flags).
+// driver's tuning (YAML block "devices", the drivers' keys prefixed
+// snmp_ and firewall_; -poller and -devpoll-concurrency are its flags).
 type Config struct {
 	// Enabled polls the devices (-poller). Run it on one hub replica
 	// only: two would poll every device twice. Off, no device of any

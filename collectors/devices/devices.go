@@ -41,6 +41,11 @@ type Store interface {
 	Devices(ctx context.Context, site string) ([]store.Device, error)
 	Device(ctx context.Context, id int64) (store.Device, error)
 	DeviceIfaces(ctx context.Context, id, from int64) ([]record.IfaceSample, error)
+	DeviceIfaceHistory(ctx context.Context, id, ifIndex, from int64) ([]store.IfaceRate, error)
+	DeviceResources(ctx context.Context, id, from int64) ([]record.ResourceSample, error)
+	DeviceVPN(ctx context.Context, id, from int64) ([]record.VPNSample, error)
+	DeviceSDWAN(ctx context.Context, id, from int64) ([]record.SDWANSample, error)
+	DevicePolicies(ctx context.Context, id, from int64) ([]record.PolicyDelta, error)
 	SaveDevicePoll(ctx context.Context, p record.DevicePoll) error
 	InTx(ctx context.Context, fn func(*store.Tx) error) error
 }

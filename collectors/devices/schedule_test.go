@@ -45,6 +45,24 @@ func (m *memStore) DeviceIfaces(context.Context, int64, int64) ([]record.IfaceSa
 	return nil, nil
 }
 
+func (m *memStore) DeviceIfaceHistory(context.Context, int64, int64, int64) ([]store.IfaceRate, error) {
+	return nil, nil
+}
+
+func (m *memStore) DeviceResources(context.Context, int64, int64) ([]record.ResourceSample, error) {
+	return nil, nil
+}
+
+func (m *memStore) DeviceVPN(context.Context, int64, int64) ([]record.VPNSample, error) { return nil, nil }
+
+func (m *memStore) DeviceSDWAN(context.Context, int64, int64) ([]record.SDWANSample, error) {
+	return nil, nil
+}
+
+func (m *memStore) DevicePolicies(context.Context, int64, int64) ([]record.PolicyDelta, error) {
+	return nil, nil
+}
+
 func (m *memStore) SaveDevicePoll(_ context.Context, p record.DevicePoll) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -209,3 +209,31 @@ func (c *Component) Interfaces(ctx context.Context, id, from int64) ([]Interface
 	}
 	return out, nil
 }
+
+// The series of one device since from (Unix seconds); a REST device's
+// VPN, SD-WAN and policy series are empty for an SNMP device.
+
+// IfaceHistory is one interface's rates.
+func (c *Component) IfaceHistory(ctx context.Context, id, ifIndex, from int64) ([]store.IfaceRate, error) {
+	return c.deps.Store.DeviceIfaceHistory(ctx, id, ifIndex, from)
+}
+
+// Resources is the CPU, memory, disk and session samples.
+func (c *Component) Resources(ctx context.Context, id, from int64) ([]record.ResourceSample, error) {
+	return c.deps.Store.DeviceResources(ctx, id, from)
+}
+
+// VPN is the IPsec tunnels and SSL VPN users per poll.
+func (c *Component) VPN(ctx context.Context, id, from int64) ([]record.VPNSample, error) {
+	return c.deps.Store.DeviceVPN(ctx, id, from)
+}
+
+// SDWAN is the SD-WAN health-check members per poll.
+func (c *Component) SDWAN(ctx context.Context, id, from int64) ([]record.SDWANSample, error) {
+	return c.deps.Store.DeviceSDWAN(ctx, id, from)
+}
+
+// Policies is the policies' counters over the window.
+func (c *Component) Policies(ctx context.Context, id, from int64) ([]record.PolicyDelta, error) {
+	return c.deps.Store.DevicePolicies(ctx, id, from)
+}

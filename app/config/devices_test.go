@@ -1,0 +1,56 @@
+package config
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"netmon/collectors/devices"
+)
+
+// TestDevicesBlock: the device component's Config is reached from YAML
+// under "devices" (its drivers' tuning prefixed snmp_ and firewall_), -poller and -devpoll-concurrency set its first
+// fields, and what is not set keeps the component's default.
+func TestDevicesBlock(t *testing.T) {
+	file := writeFile(t, `poller: false
+devpoll_concurrency: 12
+devices:
+  per_host: 2
+  default_poll_seconds: 120
+  refresh_seconds: 45
+  max_backoff_seconds: 600
+  snmp_timeout_ms: 1500
+  snmp_retries: 3
+  snmp_device_timeout_seconds: 20
+  snmp_bulk_varbinds: 32
+  snmp_topology_every_seconds: 900
+  snmp_max_arp: 512
+  firewall_spacing_ms: 300
+  firewall_timeout_seconds: 15
+  firewall_max_body_mib: 4
+  firewall_max_records: 1000
+  firewall_max_backoff_seconds: 3600
+`)
+	got, err := load(t, "--config", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := devices.DefaultConfig()
+	want.Enabled, want.Concurrency, want.PerHost, want.DefaultPollSeconds = false, 12, 2, 120
+	want.Refresh, want.MaxBackoff = 45*time.Second, 10*time.Minute
+	want.SNMP.Timeout, want.SNMP.Retries, want.SNMP.DeviceTimeout = 1500*time.Millisecond, 3, 20*time.Second
+	want.SNMP.BulkVarbinds, want.SNMP.TopologyEvery, want.SNMP.MaxARP = 32, 15*time.Minute, 512
+	want.Firewall.Spacing, want.Firewall.Timeout, want.Firewall.MaxBody = 300*time.Millisecond, 15*time.Second, 4<<20
+	want.Firewall.MaxRecords, want.Firewall.MaxBackoff = 1000, time.Hour
+	if diff := cmp.Diff(got.Devices, want); diff != "" {
+		t.Errorf("devices (-got, +want):\n%s", diff)
+	}
+	def, err := load(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(def.Devices, devices.DefaultConfig()); diff != "" {
+		t.Errorf("no file: devices (-got, +want):\n%s", diff)
+	}
+}
