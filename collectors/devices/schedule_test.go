@@ -53,7 +53,9 @@ func (m *memStore) DeviceResources(context.Context, int64, int64) ([]record.Reso
 	return nil, nil
 }
 
-func (m *memStore) DeviceVPN(context.Context, int64, int64) ([]record.VPNSample, error) { return nil, nil }
+func (m *memStore) DeviceVPN(context.Context, int64, int64) ([]record.VPNSample, error) {
+	return nil, nil
+}
 
 func (m *memStore) DeviceSDWAN(context.Context, int64, int64) ([]record.SDWANSample, error) {
 	return nil, nil
