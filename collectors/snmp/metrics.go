@@ -2,7 +2,6 @@ package snmp
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // metrics of the SNMP wire: request PDUs and varbinds (GETs/s and
@@ -22,13 +21,4 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		reg.MustRegister(m.requests, m.varbinds)
 	}
 	return m
-}
-
-// readCounter reads a counter's value (benchmarks report from it).
-func readCounter(c prometheus.Counter) float64 {
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
-		return 0
-	}
-	return m.GetCounter().GetValue()
 }

@@ -18,32 +18,9 @@ import (
 )
 
 var (
-	scaleDevices = flag.Int("snmp-devices", 1000, "BenchmarkPollerScale: simulated devices (48 interfaces each)")
-	scaleSims    = flag.Int("snmp-sims", 2, "BenchmarkPollerScale: snmpsimd processes sharing the devices (one Python process answers 9 000-13 000 values/s, less than 1 000 devices' first whole walks need)")
-	scaleSeconds = flag.Int("snmp-seconds", 75, "BenchmarkPollerScale: run length; the interval is 60 s, so every device is due once in the first 60 s")
 	rateSeconds  = flag.Int("snmp-rate-seconds", 5, "BenchmarkPollerVsSnmpd: seconds of each measurement")
 	freshSession = flag.Bool("snmp-fresh-sessions", false, "BenchmarkPollerVsSnmpd: a new session per poll (the poller before sessions were kept), for comparison")
 )
-
-// countingWriter counts polls per device and keeps when each started
-// and when it was saved (finished).
-type countingWriter struct {
-	mu     sync.Mutex
-	polls  map[int64][]int64
-	done   map[int64][]time.Time
-	errors map[string]int
-}
-
-func (w *countingWriter) SaveDevicePoll(_ context.Context, p record.DevicePoll) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.polls[p.DeviceID] = append(w.polls[p.DeviceID], p.TS)
-	w.done[p.DeviceID] = append(w.done[p.DeviceID], time.Now())
-	if p.Err != "" {
-		w.errors[p.Err]++
-	}
-	return nil
-}
 
 // cpuSeconds is this process's user+system CPU time.
 func cpuSeconds() float64 {
