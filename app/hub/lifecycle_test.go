@@ -100,7 +100,7 @@ func TestHubStopsInReverse(t *testing.T) {
 			stopped = append(stopped, strings.TrimPrefix(e, "stop "))
 		}
 	}
-	wantStarted := []string{"retention", "auth", "geo", "capture", "live", "queue", "compliance", "flows", "syslog", "fleet", "ioc-list", "domain-categories", "notify", "alerts", "snmp", "fwrest", "topology", "incidents", "http"}
+	wantStarted := []string{"retention", "auth", "geo", "capture", "live", "queue", "compliance", "flows", "syslog", "fleet", "ioc-list", "domain-categories", "devices", "topology", "notify", "alerts", "incidents", "http"}
 	if diff := cmp.Diff(started, wantStarted); diff != "" {
 		t.Errorf("start order (-got, +want):\n%s", diff)
 	}
