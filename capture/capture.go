@@ -14,27 +14,14 @@ import (
 	"netmon/app/panics"
 	"netmon/capture/pcaprec"
 	"netmon/capture/source"
+	"netmon/store/record"
 )
-
-// Minute is one finished minute of traffic, as the history stores it.
-type Minute struct {
-	TS                       int64
-	In, Out, Local, Packets  int64
-	PeakIn, PeakOut, Seconds int64
-}
-
-// Remote is the traffic with one public remote address in a minute.
-type Remote struct {
-	IP      netip.Addr
-	Country string
-	Bytes   int64
-}
 
 // MinuteSink receives finished minutes (the hub writes them to the
 // store); capture itself never touches the database.
 type MinuteSink interface {
-	AddMinute(ctx context.Context, m Minute) error
-	AddRemotes(ctx context.Context, ts int64, rs []Remote) error
+	AddTrafficMinute(ctx context.Context, m record.TrafficMinute) error
+	AddRemoteMinute(ctx context.Context, ts int64, rs []record.RemoteTraffic) error
 }
 
 // Deps are the capture component's collaborators.
@@ -61,10 +48,11 @@ type Deps struct {
 
 // Memory remembers which interface the capture runs on, so that a hub
 // restart resumes it (the operator stopped nothing): Remember(device) on
-// every start, Remember("") when a person stops it, Remembered at Start.
+// every start, Remember("") when a person stops it, Remembered at Start
+// (*store.DB keeps it in a setting).
 type Memory interface {
-	Remember(ctx context.Context, device string) error
-	Remembered(ctx context.Context) (string, error)
+	RememberCaptureDevice(ctx context.Context, device string) error
+	RememberedCaptureDevice(ctx context.Context) (string, error)
 }
 
 // Capture is the hub's own capture: start/stop on an interface, the stats
@@ -114,7 +102,7 @@ func New(log *slog.Logger, cfg Config, deps Deps) *Capture {
 // starts anyway.
 func (c *Capture) Start() error {
 	if c.deps.Memory != nil && c.cfg.Enabled {
-		dev, err := c.deps.Memory.Remembered(context.Background())
+		dev, err := c.deps.Memory.RememberedCaptureDevice(context.Background())
 		switch {
 		case err != nil:
 			c.log.Warn("capture interface not read", "err", err)
@@ -211,7 +199,7 @@ func (c *Capture) remember(device string) {
 	if c.deps.Memory == nil {
 		return
 	}
-	if err := c.deps.Memory.Remember(context.Background(), device); err != nil {
+	if err := c.deps.Memory.RememberCaptureDevice(context.Background(), device); err != nil {
 		c.log.Warn("capture interface not remembered", "device", device, "err", err)
 	}
 }

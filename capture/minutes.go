@@ -3,14 +3,16 @@ package capture
 import (
 	"context"
 	"time"
+
+	"netmon/store/record"
 )
 
 // pendingMinutes are finished minutes collected under the lock and written
 // after it is released, so a slow database never stalls a snapshot.
 type pendingMinutes struct {
-	minutes []Minute
+	minutes []record.TrafficMinute
 	remoteT int64
-	remotes []Remote
+	remotes []record.RemoteTraffic
 }
 
 // flush writes the minutes that have ended; final also writes the current,
@@ -45,8 +47,8 @@ func (c *Capture) collectLocked(final bool) pendingMinutes {
 		if !ok && covered == 0 {
 			continue
 		}
-		p.minutes = append(p.minutes, Minute{
-			TS: m, In: ms.In, Out: ms.Out, Local: ms.Local, Packets: ms.Packets,
+		p.minutes = append(p.minutes, record.TrafficMinute{
+			TS: m, InBytes: ms.In, OutBytes: ms.Out, LocalBytes: ms.Local, Packets: ms.Packets,
 			PeakIn: ms.PeakIn, PeakOut: ms.PeakOut, Seconds: max(covered, ms.Seconds),
 		})
 	}
@@ -56,7 +58,7 @@ func (c *Capture) collectLocked(final bool) pendingMinutes {
 	if len(p.minutes) > 0 {
 		p.remoteT = p.minutes[len(p.minutes)-1].TS
 		for ip, b := range e.TakeRemoteMinute() {
-			r := Remote{IP: ip, Bytes: b}
+			r := record.RemoteTraffic{IP: ip, Bytes: b}
 			if c.deps.Enrich != nil {
 				r.Country, _, _ = c.deps.Enrich.Lookup(ip)
 			}
@@ -73,11 +75,11 @@ func (c *Capture) write(p pendingMinutes) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, m := range p.minutes {
-		if err := c.deps.Minutes.AddMinute(ctx, m); err != nil {
+		if err := c.deps.Minutes.AddTrafficMinute(ctx, m); err != nil {
 			c.log.Warn("history minute not written", "ts", m.TS, "error", err)
 		}
 	}
-	if err := c.deps.Minutes.AddRemotes(ctx, p.remoteT, p.remotes); err != nil {
+	if err := c.deps.Minutes.AddRemoteMinute(ctx, p.remoteT, p.remotes); err != nil {
 		c.log.Warn("remote minute not written", "ts", p.remoteT, "error", err)
 	}
 }

@@ -75,17 +75,8 @@ func (db *DB) ListSyslog(ctx context.Context, limit int, before int64, since int
 	return db.QuerySyslog(ctx, SyslogQuery{Limit: limit, Before: before, From: since, MaxSeverity: -1, Site: site})
 }
 
-// FlowTemplate is a persisted v9/IPFIX template; Body is its JSON.
-type FlowTemplate struct {
-	Exporter string
-	Domain   int64
-	ID       int
-	Version  int
-	Body     string
-}
-
 // SaveFlowTemplates replaces the stored templates with ts.
-func (db *DB) SaveFlowTemplates(ctx context.Context, ts []FlowTemplate) error {
+func (db *DB) SaveFlowTemplates(ctx context.Context, ts []record.FlowTemplate) error {
 	return db.InTx(ctx, func(wtx *Tx) error {
 		tx := wtx.SQL()
 		if _, err := tx.ExecContext(ctx, `DELETE FROM flow_templates`); err != nil {
@@ -103,15 +94,15 @@ func (db *DB) SaveFlowTemplates(ctx context.Context, ts []FlowTemplate) error {
 }
 
 // FlowTemplates returns the stored templates.
-func (db *DB) FlowTemplates(ctx context.Context) ([]FlowTemplate, error) {
+func (db *DB) FlowTemplates(ctx context.Context) ([]record.FlowTemplate, error) {
 	rows, err := db.reader.QueryContext(ctx, `SELECT exporter, domain, id, version, body FROM flow_templates ORDER BY exporter, domain, id`)
 	if err != nil {
 		return nil, fmt.Errorf("read flow templates: %w", err)
 	}
 	defer rows.Close()
-	var out []FlowTemplate
+	var out []record.FlowTemplate
 	for rows.Next() {
-		var t FlowTemplate
+		var t record.FlowTemplate
 		if err := rows.Scan(&t.Exporter, &t.Domain, &t.ID, &t.Version, &t.Body); err != nil {
 			return nil, fmt.Errorf("read flow templates: %w", err)
 		}

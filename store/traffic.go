@@ -3,21 +3,13 @@ package store
 import (
 	"context"
 	"fmt"
-	"net/netip"
+
+	"netmon/store/record"
 )
 
-// TrafficMinute is one minute of the hub's capture. Byte counts are
-// totals over the minute; peaks are the bytes of its busiest second.
-type TrafficMinute struct {
-	TS         int64
-	InBytes    int64
-	OutBytes   int64
-	LocalBytes int64
-	Packets    int64
-	PeakIn     int64
-	PeakOut    int64
-	Seconds    int64
-}
+// TrafficMinute is one minute of the hub's capture (the capture hands it
+// over as is: the type lives in store/record).
+type TrafficMinute = record.TrafficMinute
 
 // TrafficTables are the raw time-series tables of this file, for the
 // retention loop.
@@ -63,12 +55,9 @@ func (db *DB) TrafficMinutes(ctx context.Context, from, to int64) ([]TrafficMinu
 	return out, rows.Err()
 }
 
-// RemoteBytes is the traffic exchanged with one remote address in a minute.
-type RemoteBytes struct {
-	IP      netip.Addr
-	Country string
-	Bytes   int64
-}
+// RemoteBytes is the traffic exchanged with one remote address in a
+// minute (record.RemoteTraffic, as the capture hands it over).
+type RemoteBytes = record.RemoteTraffic
 
 // AddRemoteMinute adds the per-address bytes of minute ts in one
 // transaction.

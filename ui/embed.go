@@ -18,6 +18,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"netmon/ui/docs"
 )
 
 //go:embed all:dist
@@ -40,9 +42,11 @@ type Config struct {
 
 // Handler serves the embedded console.
 type Handler struct {
-	cfg   Config
-	files fs.FS
-	index []byte
+	cfg Config
+	// manual serves /docs/ (the embedded manual), with or without -dev.
+	manual http.Handler
+	files  fs.FS
+	index  []byte
 	// modTime is the process start: embedded files carry no time of their own.
 	modTime time.Time
 }
@@ -50,7 +54,17 @@ type Handler struct {
 // New returns the UI handler over the embedded files.
 func New(cfg Config) *Handler {
 	sub, _ := fs.Sub(dist, "dist") // "dist" is a constant, valid path
-	return newHandler(cfg, sub)
+	h := newHandler(cfg, sub)
+	if m, err := docs.Load(); err == nil {
+		h.manual = docs.NewHandler(m)
+	} else {
+		// The manual is part of the build; ui/docs tests load it, so this
+		// only shows a broken build, as a 500 naming the fault.
+		h.manual = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		})
+	}
+	return h
 }
 
 // newHandler serves the console files of fsys (tests hand in their own).
@@ -75,6 +89,10 @@ func (h *Handler) Embedded() bool { return !bytes.Equal(h.index, placeholder) }
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	hdr.Set("Content-Security-Policy", CSP)
+	if h.manual != nil && (r.URL.Path == "/docs" || strings.HasPrefix(r.URL.Path, docs.Prefix)) {
+		h.manual.ServeHTTP(w, r)
+		return
+	}
 	if h.cfg.Dev {
 		http.Error(w, "netmon -dev: the embedded web UI is off; run the frontend development server", http.StatusNotFound)
 		return

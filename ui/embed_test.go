@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"testing/fstest"
 )
@@ -127,4 +128,36 @@ func TestServeCompressedAssets(t *testing.T) {
 			t.Fatalf("got %d %q", w.Code, w.Body.String())
 		}
 	})
+}
+
+// TestManualServedWithAndWithoutDev: /docs/ is the embedded manual, also on
+// a hub started with -dev (whose console comes from Vite's server), under
+// the console's Content-Security-Policy; other paths keep their answers.
+func TestManualServedWithAndWithoutDev(t *testing.T) {
+	for _, dev := range []bool{false, true} {
+		h := New(Config{Dev: dev})
+		for _, tt := range []struct {
+			path string
+			code int
+			body string
+		}{
+			{"/docs/", 200, `<a href="/docs/15-troubleshooting">Troubleshooting</a>`},
+			{"/docs", 200, `<a href="/docs/01-install">Install and upgrade</a>`},
+			{"/docs/02-quick-start", 200, `<title>Quick start — netmon manual</title>`},
+		} {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tt.path, nil))
+			if rec.Code != tt.code || !strings.Contains(rec.Body.String(), tt.body) {
+				t.Errorf("dev=%v GET %s = %d, body lacks %q", dev, tt.path, rec.Code, tt.body)
+			}
+			if rec.Header().Get("Content-Security-Policy") != CSP {
+				t.Errorf("dev=%v GET %s: CSP %q", dev, tt.path, rec.Header().Get("Content-Security-Policy"))
+			}
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/docsearch", nil))
+		if dev && rec.Code != http.StatusNotFound {
+			t.Errorf("dev GET /docsearch = %d, want the -dev 404 (not the manual)", rec.Code)
+		}
+	}
 }

@@ -117,6 +117,23 @@ func (t *Throttle) Begin(keys ...string) (a *Attempt, ok bool) {
 	return &Attempt{t: t, keys: keys}, true
 }
 
+// Admit reserves an attempt for key as enrollment asks (enroll.Limiter):
+// done(true) records a success, done(false) a failure; ok is false when
+// the key is blocked.
+func (t *Throttle) Admit(key string) (done func(success bool), ok bool) {
+	a, ok := t.Begin(key)
+	if !ok {
+		return nil, false
+	}
+	return func(success bool) {
+		if success {
+			a.Succeed()
+		} else {
+			a.Fail()
+		}
+	}, true
+}
+
 // Fail records a failed attempt; the key that reaches MaxFailures is blocked.
 func (a *Attempt) Fail() { a.finish(false, true) }
 

@@ -187,3 +187,32 @@ func TestThrottleFailuresOnly(t *testing.T) {
 		t.Fatal("sixth attempt after five failures allowed")
 	}
 }
+
+// TestThrottleAdmit: enrollment's view of the throttle — done(false)
+// counts a failure, done(true) resets the key, and the sixth attempt
+// after five failures is refused with no done.
+func TestThrottleAdmit(t *testing.T) {
+	th, _ := newTestThrottle()
+	for i := range 4 {
+		done, ok := th.Admit("ip:1")
+		if !ok {
+			t.Fatalf("attempt %d refused", i)
+		}
+		done(false)
+	}
+	done, ok := th.Admit("ip:1")
+	if !ok {
+		t.Fatal("fifth attempt refused")
+	}
+	done(true) // a success resets the four failures
+	for i := range 5 {
+		done, ok := th.Admit("ip:1")
+		if !ok {
+			t.Fatalf("failure %d after the reset refused", i)
+		}
+		done(false)
+	}
+	if done, ok := th.Admit("ip:1"); ok || done != nil {
+		t.Errorf("Admit after five failures = %v, %v; want nil, false", done != nil, ok)
+	}
+}

@@ -32,8 +32,7 @@ func evidenceService(t *testing.T, dir string) (s *compliance.Service, pub strin
 	now.Store(t0.Unix())
 	cfg := compliance.DefaultConfig()
 	cfg.Enabled, cfg.KeyFile, cfg.Tick = true, filepath.Join(dir, "compliance.key"), time.Hour
-	cfg.Now = func() time.Time { return time.Unix(now.Load(), 0) }
-	s = compliance.New(storetest.Logger(t), cfg, compliance.Deps{DB: storetest.OpenSQLite(t)})
+	s = compliance.New(storetest.Logger(t), cfg, compliance.Deps{DB: storetest.OpenSQLite(t), Now: func() time.Time { return time.Unix(now.Load(), 0) }})
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -90,6 +90,7 @@ Long flags take one dash or two: -port 8080 and --port 8080 are the same.`,
 	root.AddCommand(newHubCmd(), newAdminCmd(), newConfigCmd(), newVersionCmd())
 	root.AddCommand(newAgentCmd())
 	root.AddCommand(newComplianceCmd())
+	root.AddCommand(newDocsCmd())
 	return root
 }
 

@@ -68,7 +68,7 @@ func (s *Service) WriteArchive(ctx context.Context, w io.Writer, format string, 
 		name string
 		data []byte
 	}{{"compliance.key.pub", PublicPEM(s.PublicKey())}, {"tsa-chain.pem", chain}, {"README.txt", []byte(auditorReadme)}}
-	now := s.cfg.Now()
+	now := s.deps.Now()
 	switch format {
 	case ArchiveZip:
 		z := zip.NewWriter(w)

@@ -70,8 +70,8 @@ func BenchmarkComplianceChainCPU(b *testing.B) {
 
 func newBenchService(b *testing.B, db *store.DB, clk *clock) *Service {
 	cfg := DefaultConfig()
-	cfg.Enabled, cfg.KeyFile, cfg.Now, cfg.Tick = true, filepath.Join(b.TempDir(), "k"), clk.Now, time.Hour
-	s := New(storetest.Logger(b), cfg, Deps{DB: db})
+	cfg.Enabled, cfg.KeyFile, cfg.Tick = true, filepath.Join(b.TempDir(), "k"), time.Hour
+	s := New(storetest.Logger(b), cfg, Deps{DB: db, Now: clk.Now})
 	if err := s.Start(); err != nil {
 		b.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func (s *Service) Evidence(ctx context.Context, w io.Writer, from, to time.Time,
 			fields[KindName(k)] = append(fields[KindName(k)], f.name)
 		}
 	}
-	head := map[string]any{"format": BundleFormat, "generated_at": s.cfg.Now().UTC().Format(time.RFC3339),
+	head := map[string]any{"format": BundleFormat, "generated_at": s.deps.Now().UTC().Format(time.RFC3339),
 		"from": from.Format(time.DateOnly), "to": to.Format(time.DateOnly), "masked": mask, "fields": fields,
 		"key_id": KeyID(s.PublicKey()), "chain_start": hex.EncodeToString(start[:])}
 	hb, _ := json.Marshal(head)

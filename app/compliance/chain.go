@@ -42,7 +42,7 @@ type chain struct {
 // load rebuilds the state from the database.
 func (c *chain) load(ctx context.Context) error {
 	db := c.s.deps.DB
-	now := c.s.cfg.Now().Unix()
+	now := c.s.deps.Now().Unix()
 	head, err := db.ComplianceHead(ctx)
 	switch {
 	case err == nil:
@@ -105,7 +105,7 @@ func (c *chain) load(ctx context.Context) error {
 // rebuilt from the database, so the in-memory head never runs ahead of
 // what is committed; the batch is then lost and counted.
 func (c *chain) append(ctx context.Context, batch []pending) {
-	now := c.s.cfg.Now().Unix()
+	now := c.s.deps.Now().Unix()
 	c.advance(ctx, now)
 	at := max(now, c.lastAt, c.hour)
 	salts := make([]byte, SaltSize*len(batch))

@@ -52,6 +52,11 @@ type Deps struct {
 	// OnDrift is called when a checkpoint's clock is ahead of the system
 	// clock (the time_drift alert); nil ignores.
 	OnDrift func(message string)
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+	// HTTPClient posts to the TSA. nil is a client with a 30 s timeout;
+	// app/hub hands in one built on the guarded outbound dialer.
+	HTTPClient *http.Client
 }
 
 // pending is one record waiting in the queue.
@@ -84,11 +89,11 @@ type Service struct {
 
 // New builds the service; it does no work until Start.
 func New(log *slog.Logger, cfg Config, deps Deps) *Service {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if deps.Now == nil {
+		deps.Now = time.Now
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	if deps.HTTPClient == nil {
+		deps.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
 	if cfg.Queue <= 0 {
 		cfg.Queue = DefaultConfig().Queue
@@ -233,12 +238,12 @@ func (s *Service) writer(stop context.Context) {
 			s.c.append(ctx, batch)
 			batch = batch[:0]
 		case <-t.C:
-			s.c.advance(ctx, s.cfg.Now().Unix())
+			s.c.advance(ctx, s.deps.Now().Unix())
 			if time.Since(prune) > time.Hour && s.cfg.RetentionDays > 0 {
 				prune = time.Now()
 				// Whole days only: a day's evidence must hold all of its
 				// records or none, or its seal could not be verified.
-				cut := s.cfg.Now().Add(-time.Duration(s.cfg.RetentionDays) * 24 * time.Hour).Unix()
+				cut := s.deps.Now().Add(-time.Duration(s.cfg.RetentionDays) * 24 * time.Hour).Unix()
 				cut -= cut % 86400
 				if _, err := s.deps.DB.PruneCompliance(ctx, cut); err != nil {
 					s.log.Warn("prune compliance log", "err", err)
@@ -259,13 +264,13 @@ func (s *Service) Flush(ctx context.Context) {
 	s.wg.Wait()
 	c, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	s.c.advance(c, s.cfg.Now().Unix())
+	s.c.advance(c, s.deps.Now().Unix())
 	s.run(c)
 }
 
 // checkDrift raises time_drift when a statement's clock is ahead.
 func (s *Service) checkDrift(signed int64) {
-	now := s.cfg.Now()
+	now := s.deps.Now()
 	if time.Unix(signed, 0).Sub(now) > s.cfg.DriftTolerance {
 		if !s.drift.Swap(true) && s.deps.OnDrift != nil {
 			s.deps.OnDrift(fmt.Sprintf("compliance checkpoint signed at %s is ahead of the system clock %s", time.Unix(signed, 0).UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)))

@@ -44,11 +44,11 @@ var day0 = time.Date(2026, 11, 23, 22, 10, 0, 0, time.UTC)
 func newTestService(t testing.TB, db *store.DB, clk *clock, keyFile string, mod func(*Config)) *Service {
 	t.Helper()
 	cfg := DefaultConfig()
-	cfg.Enabled, cfg.KeyFile, cfg.Now, cfg.Tick = true, keyFile, clk.Now, time.Hour
+	cfg.Enabled, cfg.KeyFile, cfg.Tick = true, keyFile, time.Hour
 	if mod != nil {
 		mod(&cfg)
 	}
-	s := New(storetest.Logger(t), cfg, Deps{DB: db})
+	s := New(storetest.Logger(t), cfg, Deps{DB: db, Now: clk.Now})
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -183,8 +183,8 @@ func TestTimeDrift(t *testing.T) {
 	clk.Set(day0.Add(-time.Hour)) // the system clock went back
 	var msgs []string
 	cfg := DefaultConfig()
-	cfg.Enabled, cfg.KeyFile, cfg.Now, cfg.Tick = true, key, clk.Now, time.Hour
-	s2 := New(storetest.Logger(t), cfg, Deps{DB: db, OnDrift: func(m string) { msgs = append(msgs, m) }})
+	cfg.Enabled, cfg.KeyFile, cfg.Tick = true, key, time.Hour
+	s2 := New(storetest.Logger(t), cfg, Deps{DB: db, Now: clk.Now, OnDrift: func(m string) { msgs = append(msgs, m) }})
 	if err := s2.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -210,8 +210,8 @@ func TestWORMUnwritable(t *testing.T) {
 	}
 	reg := prometheus.NewRegistry()
 	cfg := DefaultConfig()
-	cfg.Enabled, cfg.KeyFile, cfg.Now, cfg.Tick, cfg.WORMDir = true, filepath.Join(t.TempDir(), "k"), clk.Now, time.Hour, bad
-	s := New(storetest.Logger(t), cfg, Deps{DB: db, Registry: reg})
+	cfg.Enabled, cfg.KeyFile, cfg.Tick, cfg.WORMDir = true, filepath.Join(t.TempDir(), "k"), time.Hour, bad
+	s := New(storetest.Logger(t), cfg, Deps{DB: db, Registry: reg, Now: clk.Now})
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}

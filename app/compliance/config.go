@@ -1,9 +1,6 @@
 package compliance
 
-import (
-	"net/http"
-	"time"
-)
+import "time"
 
 // Config configures the compliance log (spec 1 capability 8, issue 21).
 type Config struct {
@@ -37,11 +34,6 @@ type Config struct {
 	// DriftTolerance: a checkpoint whose clock is more than this ahead of
 	// the system clock raises time_drift.
 	DriftTolerance time.Duration
-	// Now is the clock; nil is time.Now.
-	Now func() time.Time
-	// HTTPClient posts to the TSA. nil is a client with a 30 s timeout;
-	// app/hub hands in one built on the guarded outbound dialer.
-	HTTPClient *http.Client
 }
 
 // DefaultConfig: off, compliance.key, 730 days, 64k queued records.

@@ -91,8 +91,7 @@ func TestComplianceKill9(t *testing.T) {
 	later := time.Now().Add(26 * time.Hour)
 	cfg := DefaultConfig()
 	cfg.Enabled, cfg.KeyFile, cfg.Tick = true, filepath.Join(dir, "compliance.key"), time.Hour
-	cfg.Now = func() time.Time { return later }
-	s := New(slog.New(slog.DiscardHandler), cfg, Deps{DB: db})
+	s := New(slog.New(slog.DiscardHandler), cfg, Deps{DB: db, Now: func() time.Time { return later }})
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}

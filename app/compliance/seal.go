@@ -76,7 +76,7 @@ func (s *Service) stampPending(ctx context.Context) {
 	}
 	for _, c := range seals {
 		sum := sha256.Sum256([]byte(c.Body))
-		tok, err := Stamp(ctx, s.cfg.HTTPClient, s.cfg.TSAURL, sum[:])
+		tok, err := Stamp(ctx, s.deps.HTTPClient, s.cfg.TSAURL, sum[:])
 		status := "ok"
 		if err != nil {
 			status = "error:" + err.Error()

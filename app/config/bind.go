@@ -36,7 +36,10 @@ type binding[C any] struct {
 	env []string
 	// secret values are printed redacted.
 	secret bool
-	kind   kind
+	// block: made from a component's Config (blockBindings), checked by
+	// validateBlocks.
+	block bool
+	kind  kind
 	// ptr returns the address of the field in c.
 	ptr func(c *C) any
 }
@@ -145,24 +148,6 @@ func (seconds) load(v *viper.Viper, key string, dst any) error {
 }
 
 func (seconds) show(p any) string { return strconv.Itoa(int(*p.(*time.Duration) / time.Second)) }
-
-// milliseconds is a time.Duration field set by a whole number of
-// milliseconds (a request spacing, an SNMP timeout).
-type milliseconds struct{}
-
-func (milliseconds) declare(fs *pflag.FlagSet, name, usage string, def any) {
-	fs.Int(name, int(*def.(*time.Duration)/time.Millisecond), usage)
-}
-
-func (milliseconds) load(v *viper.Viper, key string, dst any) error {
-	n, err := getInt(v, key)
-	*dst.(*time.Duration) = time.Duration(n) * time.Millisecond
-	return err
-}
-
-func (milliseconds) show(p any) string {
-	return strconv.Itoa(int(*p.(*time.Duration) / time.Millisecond))
-}
 
 // mebibytes is a byte count (int64) set in MiB.
 type mebibytes struct{}

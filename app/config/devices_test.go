@@ -10,7 +10,8 @@ import (
 )
 
 // TestDevicesBlock: the device component's Config is reached from YAML
-// under "devices" (its drivers' tuning prefixed snmp_ and firewall_), -poller and -devpoll-concurrency set its first
+// under "devices" (its drivers' tuning prefixed snmp_ and firewall_, as
+// the block rows derive them), -poller and -devpoll-concurrency set its first
 // fields, and what is not set keeps the component's default.
 func TestDevicesBlock(t *testing.T) {
 	file := writeFile(t, `poller: false
@@ -18,19 +19,19 @@ devpoll_concurrency: 12
 devices:
   per_host: 2
   default_poll_seconds: 120
-  refresh_seconds: 45
-  max_backoff_seconds: 600
-  snmp_timeout_ms: 1500
+  refresh: 45s
+  max_backoff: 10m
+  snmp_timeout: 1500ms
   snmp_retries: 3
-  snmp_device_timeout_seconds: 20
+  snmp_device_timeout: 20s
   snmp_bulk_varbinds: 32
-  snmp_topology_every_seconds: 900
+  snmp_topology_every: 15m
   snmp_max_arp: 512
-  firewall_spacing_ms: 300
-  firewall_timeout_seconds: 15
-  firewall_max_body_mib: 4
+  firewall_spacing: 300ms
+  firewall_timeout: 15s
+  firewall_max_body: 4194304
   firewall_max_records: 1000
-  firewall_max_backoff_seconds: 3600
+  firewall_max_backoff: 1h
 `)
 	got, err := load(t, "--config", file)
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"net"
 	"net/url"
 	"netmon/alerting"
+	"netmon/alerting/incident"
 	"netmon/alerting/notify"
 	"netmon/app/compliance"
 	"os"
@@ -40,6 +41,7 @@ import (
 	"netmon/app/httpguard"
 	"netmon/app/live"
 	"netmon/app/netguard"
+	"netmon/app/topology"
 	"netmon/capture"
 	"netmon/capture/pcaprec"
 	"netmon/collectors/devices"
@@ -95,10 +97,16 @@ type HubConfig struct {
 	Syslog syslog.Config
 	// Fleet is the agents' side (-enroll-token, -agent-*).
 	Fleet fleet.Config
+	// EnrollThrottle is enrollment's failure throttle (spec 5.11: the
+	// login policy, its own counts; YAML fleet.enroll_throttle_*).
+	EnrollThrottle auth.ThrottleConfig
 	// TLS is the hub's CA and HTTPS (-tls, -tls-dir, -tls-hosts, -tls-cert, -tls-key).
 	TLS pki.Config
 	// Alerts is the alert engine (-alerts).
 	Alerts alerting.Config
+	// Incident is the incident correlation (runs with -alerts; YAML
+	// block incident).
+	Incident incident.Config
 	// Notify is alert delivery's tuning (queue, retries; YAML only).
 	Notify notify.Config
 	// Outbound is the guard of every outbound connection (-outbound-allow).
@@ -108,12 +116,14 @@ type HubConfig struct {
 	Compliance compliance.Config
 	// Devices is the device component: the registry and the one poller
 	// of SNMP and firewall REST devices (-poller, -devpoll-concurrency;
-	// YAML block "devices", its drivers' tuning there prefixed snmp_ and
-	// firewall_).
+	// YAML block "devices", its drivers' tuning there as snmp_* and
+	// firewall_*).
 	Devices devices.Config
 	// Threat is the threat list and the domain categories (-ioc-file,
 	// -domain-category-file).
 	Threat threat.Config
+	// Topology is the network graph's edge expiry (YAML block topology).
+	Topology topology.Config
 }
 
 // Server holds the settings of the hub process itself, which belong to
@@ -148,30 +158,42 @@ type Server struct {
 // component's DefaultConfig.
 func DefaultHubConfig() HubConfig {
 	return HubConfig{
-		Server:     Server{Port: 8080, DataDir: ".", LogFormat: "text", LogLevel: "info"},
-		Store:      store.DefaultConfig(),
-		Retention:  store.DefaultRetentionConfig(),
-		HTTP:       httpguard.DefaultConfig(),
-		API:        api.DefaultConfig(),
-		Auth:       auth.DefaultConfig(),
-		Vault:      vault.DefaultConfig(),
-		OIDC:       oidc.DefaultConfig(),
-		Geo:        geo.DefaultConfig(),
-		Outbound:   netguard.DefaultConfig(),
-		Notify:     notify.DefaultConfig(),
-		Capture:    capture.DefaultConfig(),
-		Record:     pcaprec.DefaultConfig(),
-		Live:       live.DefaultConfig(),
-		Queue:      queue.DefaultConfig(),
-		Flows:      flows.DefaultConfig(),
-		Syslog:     syslog.DefaultConfig(),
-		Fleet:      fleet.DefaultConfig(),
-		TLS:        pki.DefaultConfig(),
-		Alerts:     alerting.DefaultConfig(),
-		Compliance: compliance.DefaultConfig(),
-		Devices:    devices.DefaultConfig(),
-		Threat:     threat.DefaultConfig(),
+		Server:    Server{Port: 8080, DataDir: ".", LogFormat: "text", LogLevel: "info"},
+		Store:     store.DefaultConfig(),
+		Retention: store.DefaultRetentionConfig(),
+		HTTP:      httpguard.DefaultConfig(),
+		API:       api.DefaultConfig(),
+		Auth:      auth.DefaultConfig(),
+		Vault:     vault.DefaultConfig(),
+		OIDC:      oidc.DefaultConfig(),
+		Geo:       geo.DefaultConfig(),
+		Outbound:  netguard.DefaultConfig(),
+		Notify:    notify.DefaultConfig(),
+		Capture:   capture.DefaultConfig(),
+		Record:    pcaprec.DefaultConfig(),
+		Live:      live.DefaultConfig(),
+		Queue:     queue.DefaultConfig(),
+		Flows:     flows.DefaultConfig(),
+		Syslog:    syslog.DefaultConfig(),
+		Fleet:     fleet.DefaultConfig(),
+		// Failures only: a site rolling out many agents behind one NAT
+		// address enrolls them in parallel (auth.ThrottleConfig).
+		EnrollThrottle: enrollThrottle(),
+		Incident:       incident.DefaultConfig(),
+		Topology:       topology.DefaultConfig(),
+		TLS:            pki.DefaultConfig(),
+		Alerts:         alerting.DefaultConfig(),
+		Compliance:     compliance.DefaultConfig(),
+		Devices:        devices.DefaultConfig(),
+		Threat:         threat.DefaultConfig(),
 	}
+}
+
+// enrollThrottle is the login policy counting finished failures only.
+func enrollThrottle() auth.ThrottleConfig {
+	t := auth.DefaultThrottleConfig()
+	t.FailuresOnly = true
+	return t
 }
 
 // AddHubFlags declares the hub's flags on fs with their defaults (the
@@ -246,12 +268,13 @@ func newLoader(fs *pflag.FlagSet, read func(*viper.Viper, string) (map[string]an
 
 // Shared returns c with the values one setting gives several components:
 // -multi-site (auth) rules enrollment too, -prune (retention) runs the
-// agent archive too, and the OIDC redirect defaults to the public URL's.
+// agent archive too, -alerts runs the incident correlation too, and the OIDC redirect defaults to the public URL's.
 // app/hub calls it before building; the settings themselves stay bound to
 // one field each.
 func (c HubConfig) Shared() HubConfig {
 	c.Fleet.MultiSite = c.Auth.MultiSite
 	c.Fleet.Archive = c.Retention.Enabled
+	c.Incident.Enabled = c.Alerts.Enabled
 	if c.OIDC.RedirectURL == "" {
 		c.OIDC.RedirectURL = strings.TrimRight(c.Server.PublicURL, "/") + "/api/auth/oidc/callback"
 	}

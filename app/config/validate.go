@@ -12,7 +12,9 @@ import (
 // Validate checks ranges and enumerations of every component's settings
 // and names the offending key as the user spells it.
 func (c HubConfig) Validate() error {
-	for _, check := range []func() error{c.validateServer, c.validateAccess, c.validateCapture, c.validateCollectors, c.validateFleet} {
+	def := DefaultHubConfig()
+	blocks := func() error { return validateBlocks(hubBindings, &c, &def, hubZeroOK) }
+	for _, check := range []func() error{c.validateServer, c.validateAccess, c.validateCapture, c.validateCollectors, c.validateFleet, blocks} {
 		if err := check(); err != nil {
 			return err
 		}

@@ -25,8 +25,6 @@ type Config struct {
 	// Archive runs the archive loop (false on all but one hub sharing a
 	// database, like -prune).
 	Archive bool
-	// Now is the clock; nil is time.Now.
-	Now func() time.Time
 }
 
 // DefaultConfig: 30 s telemetry, 30 days archive checked every 10 minutes.

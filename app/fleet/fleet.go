@@ -87,15 +87,12 @@ func New(log *slog.Logger, cfg Config, deps Deps) *Service {
 	if cfg.ArchiveEvery <= 0 {
 		cfg.ArchiveEvery = d.ArchiveEvery
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	in := intake.New(log.With("job", "intake"), intake.Config{Interval: cfg.Interval, PcapEnabled: cfg.PcapEnabled, Now: cfg.Now}, deps.DB, deps.Sink)
+	in := intake.New(log.With("job", "intake"), intake.Config{Interval: cfg.Interval, PcapEnabled: cfg.PcapEnabled}, deps.DB, deps.Sink)
 	s := &Service{log: log, cfg: cfg, intake: in,
 		enroll: enroll.New(log.With("job", "enroll"), enroll.Config{StaticToken: cfg.StaticToken, MultiSite: cfg.MultiSite, PcapEnabled: cfg.PcapEnabled,
-			Interval: cfg.Interval, Now: cfg.Now}, deps.DB, deps.Auditor, deps.Limiter, deps.CA, in),
+			Interval: cfg.Interval}, deps.DB, deps.Auditor, deps.Limiter, deps.CA, in),
 		agents: agents.New(log.With("job", "agents"), agents.Config{Interval: cfg.Interval, ArchiveDays: cfg.ArchiveDays, ArchiveEvery: cfg.ArchiveEvery,
-			Archive: cfg.Archive, Now: cfg.Now}, deps.DB, deps.Auditor, in),
+			Archive: cfg.Archive}, deps.DB, deps.Auditor, in),
 	}
 	s.register(deps.Registry)
 	s.agents.Panics = panics.New(deps.Registry, log, "fleet")

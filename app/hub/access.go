@@ -3,11 +3,8 @@ package hub
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"time"
-
-	gooidc "github.com/coreos/go-oidc/v3/oidc"
 
 	"netmon/app/audit"
 	"netmon/app/auth"
@@ -16,7 +13,8 @@ import (
 	"netmon/store/vault"
 )
 
-// buildAccess opens the credential vault and builds the auth service.
+// buildAccess opens the credential vault and builds the auth service and
+// the SSO provider.
 // Loading the key is I/O (the file is read, or generated on first start)
 // and so is checking it against the one the database was first used with:
 // the SSO provider and the static enroll token are built with the vault.
@@ -44,32 +42,12 @@ func (h *Hub) buildAccess(ctx context.Context) error {
 		return fmt.Errorf("auth: %w", err)
 	}
 	h.parts.add("auth", h.auth.Start, noCtx(h.auth.Stop))
-	return nil
-}
-
-// sso is the OpenID Connect provider with the hub's outbound client.
-func (h *Hub) sso() ssoClient {
-	if h.outbound == nil {
+	outbound := h.outbound
+	if outbound == nil {
 		// OIDC discovery goes through the outbound guard (case 28): an
 		// issuer on the LAN needs -outbound-allow.
-		h.outbound = h.netGuard.HTTPClient(netguard.ClientOptions{Timeout: 15 * time.Second})
+		outbound = h.netGuard.HTTPClient(netguard.ClientOptions{Timeout: 15 * time.Second})
 	}
-	return ssoClient{oidc.New(h.log.With("component", "oidc"), h.cfg.OIDC, h.vault), h.outbound}
-}
-
-// ssoClient hands the provider the hub's outbound HTTP client with every
-// call (go-oidc and oauth2 take it from the context).
-type ssoClient struct {
-	p      *oidc.Provider
-	client *http.Client
-}
-
-func (s ssoClient) Enabled() bool { return s.p.Enabled() }
-
-func (s ssoClient) Begin(ctx context.Context, w http.ResponseWriter, r *http.Request) (string, error) {
-	return s.p.Begin(gooidc.ClientContext(ctx, s.client), w, r)
-}
-
-func (s ssoClient) Finish(ctx context.Context, w http.ResponseWriter, r *http.Request) (oidc.Login, error) {
-	return s.p.Finish(gooidc.ClientContext(ctx, s.client), w, r)
+	h.sso = oidc.New(h.log.With("component", "oidc"), h.cfg.OIDC, oidc.Deps{Sealer: h.vault, HTTPClient: outbound})
+	return nil
 }

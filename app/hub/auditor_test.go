@@ -25,7 +25,7 @@ import (
 func TestAuditorReadsAndChangesNothing(t *testing.T) {
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		clk := newComplianceClock()
-		h, boot := bootstrap(t, dsn, func(c *config.HubConfig) {
+		h, boot := bootstrapWith(t, dsn, clk.option(), func(c *config.HubConfig) {
 			c.Compliance.Enabled = true
 			c.Compliance.KeyFile = filepath.Join(t.TempDir(), "compliance.key")
 			clk.use(c)

@@ -52,7 +52,7 @@ func TestCaptureResumesAfterRestart(t *testing.T) {
 	}
 
 	// The remembered interface is gone: stopped, and the reason said.
-	if err := h.db.PutSetting(context.Background(), captureDeviceKey, "nmgone0"); err != nil {
+	if err := h.db.RememberCaptureDevice(context.Background(), "nmgone0"); err != nil {
 		t.Fatal(err)
 	}
 	h = restart(h)

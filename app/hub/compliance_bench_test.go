@@ -53,8 +53,7 @@ func benchComplianceIngest(b *testing.B, on bool) {
 		c.Compliance.Enabled = on
 		c.Compliance.KeyFile = b.TempDir() + "/compliance.key"
 		c.Compliance.Tick = 200 * time.Millisecond
-		c.Compliance.Now = func() time.Time { return fake.Add(time.Since(realStart) * 3600) }
-	})
+	}, withComplianceClock(func() time.Time { return fake.Add(time.Since(realStart) * 3600) }))
 	conn, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		b.Fatal(err)
@@ -116,7 +115,7 @@ func benchComplianceIngest(b *testing.B, on bool) {
 }
 
 // startBenchHubWith is startBenchHub with a configuration change.
-func startBenchHubWith(b *testing.B, syslogPort int, mutate func(*config.HubConfig)) *Hub {
+func startBenchHubWith(b *testing.B, syslogPort int, mutate func(*config.HubConfig), opts ...Option) *Hub {
 	cfg := config.DefaultHubConfig()
 	dir := b.TempDir()
 	cfg.Store.DSN, cfg.Server.Port = dir+"/netmon.db", 0
@@ -124,7 +123,7 @@ func startBenchHubWith(b *testing.B, syslogPort int, mutate func(*config.HubConf
 	cfg.Record.Dir, cfg.Geo.Dir, cfg.Geo.Online = dir, dir, false
 	cfg.Syslog.Addr = udpAddr(syslogPort)
 	mutate(&cfg)
-	h, err := newStarted(discardLog(), cfg)
+	h, err := newStarted(discardLog(), cfg, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestComplianceEndToEnd(t *testing.T) {
 	storetest.EachDSN(t, func(t *testing.T, dsn string) {
 		port := freeUDPPort(t)
 		clk := newComplianceClock()
-		h, boot := bootstrap(t, dsn, func(c *config.HubConfig) {
+		h, boot := bootstrapWith(t, dsn, clk.option(), func(c *config.HubConfig) {
 			c.Syslog.Addr = udpAddr(port)
 			c.Compliance.Enabled, c.Compliance.MaskPII = true, true
 			c.Compliance.KeyFile = filepath.Join(t.TempDir(), "compliance.key")
@@ -165,8 +165,16 @@ func (c *complianceClock) Now() time.Time {
 
 func (c *complianceClock) closeHour() { c.off.Add(int64(time.Hour)) }
 
+// use makes the compliance log tick fast; option gives it the clock.
 func (c *complianceClock) use(cfg *config.HubConfig) {
-	cfg.Compliance.Now, cfg.Compliance.Tick = c.Now, 20*time.Millisecond
+	cfg.Compliance.Tick = 20 * time.Millisecond
+}
+
+func (c *complianceClock) option() Option { return withComplianceClock(c.Now) }
+
+// withComplianceClock sets the compliance log's clock.
+func withComplianceClock(now func() time.Time) Option {
+	return func(h *Hub) { h.complianceNow = now }
 }
 
 // waitSigned waits (10 s at most) for the hub to sign an hour covering

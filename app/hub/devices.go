@@ -1,14 +1,10 @@
 package hub
 
-import (
-	"netmon/app/panics"
-	"netmon/app/topology"
-	"netmon/collectors/devices"
-)
+import "netmon/collectors/devices"
 
 // buildDevices builds the device component (the registry and the one
 // poller of SNMP and firewall REST devices; -poller) over the store and
-// the vault, and the topology service.
+// the vault.
 //
 // Outbound: SNMP dials only the devices' own configured addresses,
 // through the guard's hook for configured addresses (never a cloud
@@ -25,7 +21,4 @@ func (h *Hub) buildDevices() {
 		Registerer: h.reg,
 	})
 	h.parts.add("devices", h.devices.Start, noCtx(h.devices.Stop))
-	h.topology = topology.New(h.log.With("component", "topology"), h.db)
-	h.topology.Panics = panics.New(h.reg, h.log.With("component", "topology"), "topology")
-	h.parts.add("topology", h.topology.Start, noCtx(h.topology.Stop))
 }

@@ -19,7 +19,7 @@ import (
 func (h *Hub) buildFleet(ctx context.Context) error {
 	var ca fleet.CA
 	if h.cfg.TLS.Enabled {
-		a, err := pki.New(h.log.With("component", "pki"), h.cfg.TLS)
+		a, err := pki.New(h.log.With("component", "pki"), h.cfg.TLS, pki.Deps{})
 		if err != nil {
 			return fmt.Errorf("hub TLS: %w", err)
 		}
@@ -45,27 +45,8 @@ func (h *Hub) buildFleet(ctx context.Context) error {
 	}
 	// Enrollment has its own throttle with the login policy (spec 5.11),
 	// so failed enrollments and failed logins do not block each other.
-	tcfg := auth.DefaultThrottleConfig()
-	tcfg.FailuresOnly = true
-	limiter := throttleLimiter{auth.NewThrottle(tcfg, "enroll", h.reg)}
+	limiter := auth.NewThrottle(h.cfg.EnrollThrottle, "enroll", h.reg)
 	h.fleet = fleet.New(h.log.With("component", "fleet"), fc, fleet.Deps{DB: h.db, Auditor: audit.Builder{}, Sink: h.ingest, Limiter: limiter, CA: ca, Registry: h.reg})
 	h.parts.add("fleet", h.fleet.Start, noCtx(h.fleet.Stop))
 	return nil
-}
-
-// throttleLimiter adapts the identity service's throttle to fleet.Limiter.
-type throttleLimiter struct{ t *auth.Throttle }
-
-func (l throttleLimiter) Begin(key string) (func(bool), bool) {
-	a, ok := l.t.Begin(key)
-	if !ok {
-		return nil, false
-	}
-	return func(success bool) {
-		if success {
-			a.Succeed()
-		} else {
-			a.Fail()
-		}
-	}, true
 }

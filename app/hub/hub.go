@@ -32,6 +32,7 @@ import (
 
 	"netmon/app/api"
 	"netmon/app/auth"
+	"netmon/app/auth/oidc"
 	"netmon/app/compliance"
 	"netmon/app/config"
 	"netmon/app/fleet"
@@ -93,6 +94,7 @@ type Hub struct {
 	incidents  *incident.Correlator
 	iocList    *threat.Watch[*threat.List]
 	categories *threat.Watch[*threat.Categories]
+	sso        *oidc.Provider
 	api        *api.Server
 	srv        *http.Server
 
@@ -109,6 +111,8 @@ type Hub struct {
 	// emailTLS, when set (tests only), is the TLS configuration of the
 	// SMTP channel: tests trust their own mail server's certificate.
 	emailTLS *tls.Config
+	// complianceNow, when set (tests only), is the compliance log's clock.
+	complianceNow func() time.Time
 
 	// newEnrollToken is the static enroll token made at this start (empty
 	// when it was set or loaded): the start banner shows it once.
@@ -156,14 +160,21 @@ func New(ctx context.Context, log *slog.Logger, cfg config.HubConfig, opts ...Op
 	if err := h.buildCapture(); err != nil {
 		return nil, err
 	}
+	// The device component before the alert engine (it implements the
+	// engine's interface rates and firewall states); the alert engine
+	// before the collectors: the compliance log raises time_drift
+	// through it.
+	h.buildThreat()
+	h.buildDevices()
+	h.buildAlerts()
 	h.buildCollectors()
 	if err := h.buildFleet(ctx); err != nil {
 		return nil, err
 	}
-	h.buildThreat()
-	h.buildDevices()
-	h.buildAlerts()
+	h.buildTopology()
 	h.buildIncidents()
+	// The live feed ticks from the capture and the alert engine.
+	h.buildLive()
 	if err := h.buildHTTP(); err != nil {
 		return nil, err
 	}
@@ -195,9 +206,11 @@ func (h *Hub) buildListener() error {
 	}
 	// The guard counts TCP connections, so it sits under TLS.
 	h.ln = h.guard.Listener(ln)
-	// Closed by the server's Shutdown once serving; here when it never did.
+	// Closed by the server's Shutdown once serving; here when it never
+	// did (closing the TLS listener buildHTTP may wrap it in closes it).
+	guarded := h.ln
 	h.parts.opened("listener", func(context.Context) error {
-		_ = h.ln.Close()
+		_ = guarded.Close()
 		return nil
 	})
 	return nil
@@ -241,7 +254,7 @@ func (h *Hub) buildHTTP() error {
 		Metrics:        h.reg,
 		UI:             ui.New(h.cfg.UI),
 		Auth:           h.auth,
-		SSO:            h.sso(),
+		SSO:            h.sso,
 		Audit:          h.db,
 		PublicURL:      h.cfg.Server.PublicURL,
 		TrustedProxies: proxies,

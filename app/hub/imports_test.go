@@ -45,7 +45,7 @@ var importRules = []struct {
 	{"capture/ebpf", nil}, // the eBPF backend's kernel programs and map reader
 	// The agent's attribution backends report in the wire's section types.
 	{"capture/attr", []string{"agentmode/wire", "capture/decode", "capture/ebpf", "capture/source"}},
-	{"capture", []string{"app/netguard", "app/panics", "capture/decode", "capture/pcaprec", "capture/source", "collectors/geo"}},
+	{"capture", []string{"app/netguard", "app/panics", "capture/decode", "capture/pcaprec", "capture/source", "collectors/geo", "store/record"}},
 	{"collectors/geo", []string{"app/netguard", "app/panics"}},
 	{"collectors/geo/threat", []string{"app/panics"}}, // the threat list and domain categories: lookups, like GeoIP
 	{"collectors/udpsock", []string{"store/record"}},
@@ -87,10 +87,10 @@ var importRules = []struct {
 	// imports it).
 	{"app/auth/oidc", []string{"app/auth", "app/errs", "app/netguard"}},
 	{"app/history", []string{"store"}},
-	{"app/procview", []string{"agentmode/wire", "app/errs", "store", "store/record"}},  // the process detail of deep collection
-	{"app/live", []string{"app/panics", "capture", "capture/pcaprec", "capture/proc"}}, // the tick reads the capture it broadcasts
-	{"app/topology", []string{"app/errs", "app/panics", "store", "store/record"}},      // wave 2
-	{"app/compliance", []string{"app/errs", "app/panics", "store", "store/record"}},    // wave 2
+	{"app/procview", []string{"agentmode/wire", "app/errs", "store", "store/record"}},                  // the process detail of deep collection
+	{"app/live", []string{"app/panics", "capture", "capture/pcaprec", "capture/proc", "store/record"}}, // the tick reads the capture it broadcasts
+	{"app/topology", []string{"app/errs", "app/panics", "store", "store/record"}},                      // wave 2
+	{"app/compliance", []string{"app/errs", "app/panics", "store", "store/record"}},                    // wave 2
 	// The fleet's root composes its three jobs; enroll and agents read
 	// the intake's types (the agent token, the stored rates).
 	{"app/fleet/pki", []string{"agentmode/wire"}},
@@ -110,9 +110,9 @@ var importRules = []struct {
 	// The route machinery: the table's row type, adapters, binding, OpenAPI.
 	{"app/api/router", []string{"app/errs"}},
 	{"app/hub", []string{"alerting", "alerting/anomaly", "alerting/incident", "alerting/notify", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/netguard", "app/panics", "app/topology", "app/version",
-		"capture", "capture/pcaprec", "capture/proc", "collectors/devices", "collectors/flows", "collectors/flows/netflow", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/record", "store/vault", "ui"}},
+		"capture", "capture/pcaprec", "capture/proc", "collectors/devices", "collectors/flows", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/record", "store/vault", "ui"}},
 	// The configuration composes the components' own Config structs.
-	{"app/config", []string{"agentmode", "alerting", "alerting/notify", "agentmode/collect", "app/api", "app/auth", "app/auth/oidc", "app/compliance", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/logging", "app/netguard", "capture", "capture/pcaprec", "collectors/devices", "collectors/flows", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
+	{"app/config", []string{"agentmode", "alerting", "alerting/incident", "alerting/notify", "agentmode/collect", "app/api", "app/auth", "app/auth/oidc", "app/compliance", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/logging", "app/netguard", "app/topology", "capture", "capture/pcaprec", "collectors/devices", "collectors/flows", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
 	{"app/cli", []string{"agentmode", "app/audit", "app/auth", "app/compliance", "app/config", "app/fleet/enroll", "app/hub", "app/logging", "app/version", "store", "store/vault"}},
 	{"", []string{"app/cli"}}, // main.go
 }

@@ -25,7 +25,7 @@ func (h *Hub) logStart(ctx context.Context) {
 		}
 		h.log.Warn("authentication is OFF "+where+": no -auth-password and no user; every request is served as admin. Create an admin with `netmon admin user create --create` or set NETMON_AUTH_PASSWORD",
 			"listen", h.ln.Addr().String())
-	} else if len(h.cfg.Live.AllowedOrigins) == 0 {
+	} else if !h.live.ChecksOrigin() {
 		h.log.Warn("no -public-url (and no -tls-hosts): the live feed /ws accepts WebSocket upgrades from pages of any origin, guarded only by the session cookie's SameSite=Lax; set -public-url to the address users open")
 	}
 	if h.cfg.Auth.Password != "" {

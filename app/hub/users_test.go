@@ -14,12 +14,18 @@ import (
 // signed in with it.
 func bootstrap(t *testing.T, dsn string, mutate ...func(*config.HubConfig)) (*testHub, *client) {
 	t.Helper()
-	h := startTestHub(t, dsn, func(c *config.HubConfig) {
+	return bootstrapWith(t, dsn, nil, mutate...)
+}
+
+// bootstrapWith is bootstrap with an option (nil: none).
+func bootstrapWith(t *testing.T, dsn string, opt Option, mutate ...func(*config.HubConfig)) (*testHub, *client) {
+	t.Helper()
+	h := startTestHubWith(t, dsn, func(c *config.HubConfig) {
 		c.Auth.Password = "bootstrap-secret-1"
 		for _, m := range mutate {
 			m(c)
 		}
-	})
+	}, opt)
 	c := h.client(t)
 	c.login("", h.cfg.Auth.Password)
 	return h, c

@@ -76,7 +76,7 @@ type Broker struct {
 	src      TickSource
 	sessions Sessions
 	opts     websocket.AcceptOptions
-	// origins is AllowedOrigins normalised (scheme://host:port); nil
+	// origins is Deps.AllowedOrigins normalised (scheme://host:port); nil
 	// accepts every origin.
 	origins map[string]bool
 
@@ -112,9 +112,29 @@ func (c *client) close(code websocket.StatusCode, reason string) {
 	})
 }
 
-// New returns a broker; it does no work until Start. sessions may be nil
-// (nothing is re-checked: tests of the plumbing).
-func New(log *slog.Logger, cfg Config, src TickSource, sessions Sessions, reg prometheus.Registerer) *Broker {
+// Deps are what the feed is computed from and checked against.
+type Deps struct {
+	// Source computes the ticks (*Ticker).
+	Source TickSource
+	// Sessions re-checks the clients' credentials; nil: nothing is
+	// re-checked (tests of the plumbing).
+	Sessions Sessions
+	// AllowedOrigins are the origins (scheme://host[:port], e.g.
+	// https://netmon.example from -public-url, https://<tls host>:<port>,
+	// http://localhost:<port>) whose pages may open the feed, compared
+	// exactly: scheme, host and port (a missing port is the scheme's
+	// default). The request's own origin (its scheme and Host) is allowed
+	// too. Empty: every origin is accepted (the spec's behaviour when
+	// -public-url and -tls-hosts are both empty). They derive from the
+	// bound address (Origins), hence not a setting.
+	AllowedOrigins []string
+	// Registerer takes the feed's metrics (nil: none).
+	Registerer prometheus.Registerer
+}
+
+// New returns a broker; it does no work until Start.
+func New(log *slog.Logger, cfg Config, deps Deps) *Broker {
+	src, sessions, reg := deps.Source, deps.Sessions, deps.Registerer
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
 	}
@@ -128,9 +148,9 @@ func New(log *slog.Logger, cfg Config, src TickSource, sessions Sessions, reg pr
 	// The origin is checked here, exactly (coder/websocket's patterns match
 	// the host only: http:// passed for an https:// public URL).
 	b.opts.InsecureSkipVerify = true
-	if len(cfg.AllowedOrigins) > 0 {
+	if len(deps.AllowedOrigins) > 0 {
 		b.origins = map[string]bool{}
-		for _, o := range cfg.AllowedOrigins {
+		for _, o := range deps.AllowedOrigins {
 			if n, ok := normalOrigin(o); ok {
 				b.origins[n] = true
 			}
@@ -148,6 +168,10 @@ func New(log *slog.Logger, cfg Config, src TickSource, sessions Sessions, reg pr
 	}
 	return b
 }
+
+// ChecksOrigin reports whether upgrades are held to an origin allow-list
+// (false: pages of any origin may open the feed).
+func (b *Broker) ChecksOrigin() bool { return b.origins != nil }
 
 // Start begins ticking.
 func (b *Broker) Start() error {

@@ -29,12 +29,12 @@ func (s *countingSource) Tick(context.Context) (any, error) {
 
 func startBroker(t *testing.T, cfg Config, src TickSource) (*Broker, *httptest.Server) {
 	t.Helper()
-	return startBrokerWith(t, cfg, src, nil)
+	return startBrokerWith(t, cfg, Deps{Source: src})
 }
 
-func startBrokerWith(t *testing.T, cfg Config, src TickSource, sessions Sessions) (*Broker, *httptest.Server) {
+func startBrokerWith(t *testing.T, cfg Config, deps Deps) (*Broker, *httptest.Server) {
 	t.Helper()
-	b := New(slog.New(slog.DiscardHandler), cfg, src, sessions, nil)
+	b := New(slog.New(slog.DiscardHandler), cfg, deps)
 	if err := b.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -88,9 +88,11 @@ func TestNoTickWithoutListeners(t *testing.T) {
 // TestOriginAllowList: origins are compared exactly — scheme, host and
 // port — with the allow-list and the request's own origin.
 func TestOriginAllowList(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.AllowedOrigins = []string{"https://netmon.example", "http://localhost:8080", "http://127.0.0.1:8080", "http://[::1]:8080"}
-	_, srv := startBroker(t, cfg, &countingSource{})
+	b, srv := startBrokerWith(t, DefaultConfig(), Deps{Source: &countingSource{},
+		AllowedOrigins: []string{"https://netmon.example", "http://localhost:8080", "http://127.0.0.1:8080", "http://[::1]:8080"}})
+	if !b.ChecksOrigin() {
+		t.Error("ChecksOrigin false with an allow-list")
+	}
 	self := strings.TrimPrefix(srv.URL, "http://")
 	tests := []struct {
 		origin string
@@ -174,7 +176,7 @@ func TestSessionEndClosesSocket(t *testing.T) {
 	ks := &keySessions{valid: map[string]bool{"alice": true, "bob": true}}
 	cfg := DefaultConfig()
 	cfg.Interval = 50 * time.Millisecond
-	b, srv := startBrokerWith(t, cfg, &countingSource{}, ks)
+	b, srv := startBrokerWith(t, cfg, Deps{Source: &countingSource{}, Sessions: ks})
 	conn := func(key string) *websocket.Conn {
 		h := http.Header{"X-Key": {key}}
 		c, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"), &websocket.DialOptions{HTTPHeader: h})

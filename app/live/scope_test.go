@@ -58,7 +58,7 @@ func TestTickScopedBySite(t *testing.T) {
 		sites: map[string]string{"a1": "a", "a2": "a", "a3": "a", "b1": "b"}}
 	cfg := DefaultConfig()
 	cfg.Interval = 50 * time.Millisecond
-	b, srv := startBrokerWith(t, cfg, src, ks)
+	b, srv := startBrokerWith(t, cfg, Deps{Source: src, Sessions: ks})
 	conns := map[string]*websocket.Conn{}
 	for _, key := range []string{"a1", "a2", "a3", "b1", "all"} {
 		c, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"), &websocket.DialOptions{HTTPHeader: http.Header{"X-Key": {key}}})
@@ -113,7 +113,7 @@ func TestSiteMoveFollowsNextTick(t *testing.T) {
 	ks := &keySessions{valid: map[string]bool{"u": true}, sites: map[string]string{"u": "a"}}
 	cfg := DefaultConfig()
 	cfg.Interval = 50 * time.Millisecond
-	_, srv := startBrokerWith(t, cfg, src, ks)
+	_, srv := startBrokerWith(t, cfg, Deps{Source: src, Sessions: ks})
 	c, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"), &websocket.DialOptions{HTTPHeader: http.Header{"X-Key": {"u"}}})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"netmon/capture"
 	"netmon/capture/pcaprec"
 	"netmon/capture/proc"
+	"netmon/store/record"
 )
 
 // TickConnections caps the sockets of a tick: a busy host has thousands
@@ -75,9 +76,9 @@ type Capture interface {
 }
 
 // AlertSource hands over the alert events stored since its previous call
-// (the alert engine, adapted by app/hub).
+// (*alerting.Engine).
 type AlertSource interface {
-	NewAlertEvents() []AlertEvent
+	Drain() []record.AlertEvent
 }
 
 // Ticker computes ticks from the capture and the connection inventory: the
@@ -90,13 +91,10 @@ type Ticker struct {
 	alerts  AlertSource
 }
 
-// SetAlerts makes ticks carry the new events of a (set before Start; nil:
-// none).
-func (t *Ticker) SetAlerts(a AlertSource) { t.alerts = a }
-
-// NewTicker returns the hub's tick source; geo may be nil.
-func NewTicker(log *slog.Logger, c Capture, conns proc.Cacher, geo proc.Lookup) *Ticker {
-	return &Ticker{log: log, capture: c, conns: conns, geo: geo}
+// NewTicker returns the hub's tick source; geo may be nil, and alerts
+// (nil: ticks carry no events).
+func NewTicker(log *slog.Logger, c Capture, conns proc.Cacher, geo proc.Lookup, alerts AlertSource) *Ticker {
+	return &Ticker{log: log, capture: c, conns: conns, geo: geo, alerts: alerts}
 }
 
 // Tick computes one tick. A failed socket listing sends the tick without
@@ -110,8 +108,8 @@ func (t *Ticker) Tick(ctx context.Context) (any, error) {
 	rs := t.capture.RecordStatus()
 	alerts := []AlertEvent{}
 	if t.alerts != nil {
-		if evs := t.alerts.NewAlertEvents(); len(evs) > 0 {
-			alerts = evs
+		for _, e := range t.alerts.Drain() {
+			alerts = append(alerts, AlertEvent{ID: e.ID, TS: e.TS, Kind: e.Kind, Key: e.Key, Message: e.Message, Site: e.Site})
 		}
 	}
 	return Tick{

@@ -12,6 +12,7 @@ import (
 	"netmon/capture"
 	"netmon/capture/pcaprec"
 	"netmon/capture/proc"
+	"netmon/store/record"
 )
 
 // TestTickConnectionsCapped: a host with 3 000 sockets sends the 200 most
@@ -73,9 +74,9 @@ type noSockets struct{}
 
 func (noSockets) Cached(context.Context, time.Duration) ([]proc.Conn, error) { return nil, nil }
 
-type alertQueue struct{ batches [][]AlertEvent }
+type alertQueue struct{ batches [][]record.AlertEvent }
 
-func (q *alertQueue) NewAlertEvents() []AlertEvent {
+func (q *alertQueue) Drain() []record.AlertEvent {
 	if len(q.batches) == 0 {
 		return nil
 	}
@@ -88,9 +89,8 @@ func (q *alertQueue) NewAlertEvents() []AlertEvent {
 // previous one, as {id, ts, kind, key, message}, and [] when there are
 // none (spec 6.1).
 func TestTickAlertEvents(t *testing.T) {
-	q := &alertQueue{batches: [][]AlertEvent{{{ID: 7, TS: 1000, Kind: "port", Key: "3|198.51.100.7:4444", Message: "m"}}}}
-	tk := NewTicker(slog.New(slog.DiscardHandler), stillCapture{}, noSockets{}, nil)
-	tk.SetAlerts(q)
+	q := &alertQueue{batches: [][]record.AlertEvent{{{ID: 7, TS: 1000, Kind: "port", Key: "3|198.51.100.7:4444", Message: "m", Severity: 5}}}}
+	tk := NewTicker(slog.New(slog.DiscardHandler), stillCapture{}, noSockets{}, nil, q)
 	for i, want := range []string{
 		`"alert_events":[{"id":7,"ts":1000,"kind":"port","key":"3|198.51.100.7:4444","message":"m"}]`,
 		`"alert_events":[]`,

@@ -62,7 +62,7 @@ func BenchmarkTopology(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			s := New(nil, db)
+			s := New(nil, DefaultConfig(), Deps{Store: db})
 			b.ResetTimer()
 			var links, size int
 			for range b.N {

@@ -51,7 +51,7 @@ func TestSubnetLinks(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		s := New(nil, db)
+		s := New(nil, DefaultConfig(), Deps{Store: db})
 		s.now = func() time.Time { return now }
 		topo, err := s.Build(ctx, "")
 		if err != nil {

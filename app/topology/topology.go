@@ -105,26 +105,35 @@ func Status(utilPct *float64, down bool) string {
 	return "normal"
 }
 
+// Deps are what the service reads and reports to.
+type Deps struct {
+	// Store is the graph's rows (*store.DB).
+	Store Store
+	// Panics counts a panic of the expiry loop (nil still recovers,
+	// uncounted).
+	Panics *panics.Guard
+}
+
 // Service builds the graph and expires old edges.
 type Service struct {
-	// Panics counts a panic of the expiry loop (app/hub sets it on the
-	// hub's registry; nil still recovers, uncounted).
-	Panics *panics.Guard
+	cfg    Config
+	panics *panics.Guard
 	log    *slog.Logger
 	db     Store
 	now    func() time.Time
 	cancel context.CancelFunc
 	done   chan struct{}
-	// PruneEvery is the expiry loop's period.
-	PruneEvery time.Duration
 }
 
 // New returns the service; it does no work.
-func New(log *slog.Logger, db Store) *Service {
+func New(log *slog.Logger, cfg Config, deps Deps) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{log: log, db: db, now: time.Now, PruneEvery: 10 * time.Minute}
+	if cfg.PruneEvery <= 0 {
+		cfg.PruneEvery = DefaultConfig().PruneEvery
+	}
+	return &Service{log: log, cfg: cfg, db: deps.Store, panics: deps.Panics, now: time.Now}
 }
 
 // Start runs the expiry loop.
@@ -133,11 +142,11 @@ func (s *Service) Start() error {
 	s.cancel, s.done = cancel, make(chan struct{})
 	go func() {
 		defer close(s.done)
-		t := time.NewTicker(s.PruneEvery)
+		t := time.NewTicker(s.cfg.PruneEvery)
 		defer t.Stop()
 		for {
 			// A panic in one expiry run is counted; the next one runs.
-			_ = s.Panics.Do(func() {
+			_ = s.panics.Do(func() {
 				if n, err := s.db.PruneTopologyEdges(ctx, s.now().Add(-EdgeTTL).Unix()); err != nil && ctx.Err() == nil {
 					s.log.Warn("expire topology edges", "error", err)
 				} else if n > 0 {

@@ -81,7 +81,7 @@ func TestBuild(t *testing.T) {
 		// A link last seen 25 h ago is gone; a manual one that old stays.
 		must(db.InsertTopoEdges(ctx, []store.TopoEdge{{AKind: "device", AID: acc, APort: "eth9", BKind: "neighbor", BName: "old-sw", Source: "lldp", TS: ts - 25*3600}}))
 
-		s := New(nil, db)
+		s := New(nil, DefaultConfig(), Deps{Store: db})
 		s.now = func() time.Time { return now }
 		topo, err := s.Build(ctx, "")
 		must(err)

@@ -10,8 +10,6 @@
 // is safe for that concurrent use.
 package pcaprec
 
-import "time"
-
 // Config configures a Recorder.
 type Config struct {
 	// Dir is the directory of the pcap files (flag -record-dir). It is
@@ -20,9 +18,6 @@ type Config struct {
 	// MaxBytes is the largest size of one file (flag -record-max-mb times
 	// 1 MiB). A frame that would make the file larger starts a new file.
 	MaxBytes int64
-	// Now gives the time used in file names; nil means time.Now. Names use
-	// the local time zone.
-	Now func() time.Time
 }
 
 // Defaults of Config.
@@ -32,7 +27,7 @@ const (
 )
 
 // DefaultConfig returns the defaults of the spec: directory "captures",
-// 100 MiB per file (Now stays nil: New uses time.Now).
+// 100 MiB per file.
 func DefaultConfig() Config {
 	return Config{Dir: DefaultDir, MaxBytes: DefaultMaxBytes}
 }
@@ -44,9 +39,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxBytes <= 0 {
 		c.MaxBytes = DefaultMaxBytes
-	}
-	if c.Now == nil {
-		c.Now = time.Now
 	}
 	return c
 }

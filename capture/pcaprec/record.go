@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -62,6 +63,9 @@ func (s Status) StopResponse() StopResponse {
 // usable; call New.
 type Recorder struct {
 	cfg Config
+	// now gives the time used in file names (local time zone); tests set
+	// their own clock.
+	now func() time.Time
 	// active mirrors cur != nil, so Write can skip the lock while idle.
 	active atomic.Bool
 
@@ -85,7 +89,7 @@ type Recorder struct {
 
 // New returns an idle Recorder. It touches no file.
 func New(cfg Config) *Recorder {
-	return &Recorder{cfg: cfg.withDefaults()}
+	return &Recorder{cfg: cfg.withDefaults(), now: time.Now}
 }
 
 // Start begins a recording of frames of the given link type in a new file
@@ -122,7 +126,7 @@ func (r *Recorder) Start(device string, linkType layers.LinkType, snaplen int) (
 // header. A name taken in the same second gets a -1, -2, ... suffix; the
 // file is created with O_EXCL, so an existing file is never overwritten.
 func (r *Recorder) openFileLocked() error {
-	stamp := r.cfg.Now().Local().Format("2006-01-02_15-04-05")
+	stamp := r.now().Local().Format("2006-01-02_15-04-05")
 	var f *os.File
 	var name string
 	for i := 0; ; i++ {

@@ -137,7 +137,8 @@ var frameCmp = cmp.Comparer(func(a, b gopacket.CaptureInfo) bool {
 
 func TestRecordReadBack(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "captures") // created by Start
-	r := New(Config{Dir: dir, Now: fixedNow()})
+	r := New(Config{Dir: dir})
+	r.now = fixedNow()
 	name, err := r.Start("eth0", layers.LinkTypeEthernet, 65535)
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +196,8 @@ func TestRecordReadBack(t *testing.T) {
 func TestRotation(t *testing.T) {
 	dir := t.TempDir()
 	const maxBytes = 8000
-	r := New(Config{Dir: dir, MaxBytes: maxBytes, Now: fixedNow()})
+	r := New(Config{Dir: dir, MaxBytes: maxBytes})
+	r.now = fixedNow()
 	if _, err := r.Start("veth0", layers.LinkTypeEthernet, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +297,8 @@ func TestFileNames(t *testing.T) {
 
 func TestStartStopStates(t *testing.T) {
 	dir := t.TempDir()
-	r := New(Config{Dir: dir, Now: fixedNow()})
+	r := New(Config{Dir: dir})
+	r.now = fixedNow()
 	if _, err := r.Stop(); !errors.Is(err, ErrNotRecording) {
 		t.Fatalf("Stop while idle = %v, want ErrNotRecording", err)
 	}

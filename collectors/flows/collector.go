@@ -30,10 +30,11 @@ import (
 	"netmon/store/record"
 )
 
-// TemplateStore persists v9/IPFIX templates across restarts.
+// TemplateStore persists v9/IPFIX templates across restarts, as rows
+// in rows of this package's format (*store.DB).
 type TemplateStore interface {
-	SaveTemplates(ctx context.Context, ts []netflow.Template) error
-	LoadTemplates(ctx context.Context) ([]netflow.Template, error)
+	SaveFlowTemplates(ctx context.Context, ts []record.FlowTemplate) error
+	FlowTemplates(ctx context.Context) ([]record.FlowTemplate, error)
 }
 
 type datagram struct {
@@ -108,8 +109,9 @@ func (c *Collector) Start() error {
 	}
 	if c.templates != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		ts, err := c.templates.LoadTemplates(ctx)
+		rows, err := c.templates.FlowTemplates(ctx)
 		cancel()
+		ts := decodeTemplates(rows)
 		if err != nil {
 			c.log.Warn("stored flow templates not loaded", "error", err)
 		} else if len(ts) > 0 {
@@ -447,7 +449,11 @@ func (c *Collector) saveTemplates() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.templates.SaveTemplates(ctx, c.dec.Templates()); err != nil {
+	rows, err := encodeTemplates(c.dec.Templates())
+	if err == nil {
+		err = c.templates.SaveFlowTemplates(ctx, rows)
+	}
+	if err != nil {
 		c.log.Warn("flow templates not saved", "error", err)
 		return
 	}

@@ -5,42 +5,32 @@ import (
 	"net/netip"
 
 	"netmon/collectors/flows/netflow"
+	"netmon/store/record"
 )
 
-// StoredTemplate is a v9/IPFIX template as a database row keeps it: the
-// key columns and a JSON body of the rest. The hub's TemplateStore maps
-// it to the store's row type; the body's format is this package's.
-type StoredTemplate struct {
-	Exporter string
-	Domain   int64
-	ID       int
-	Version  int
-	Body     string
-}
-
-// templateBody is the JSON body of a StoredTemplate.
+// templateBody is the JSON body of a stored template (record.FlowTemplate).
 type templateBody struct {
 	Options bool            `json:"options"`
 	Fields  []netflow.Field `json:"fields"`
 }
 
-// EncodeTemplates turns templates into rows to store.
-func EncodeTemplates(ts []netflow.Template) ([]StoredTemplate, error) {
-	out := make([]StoredTemplate, 0, len(ts))
+// encodeTemplates turns templates into rows to store.
+func encodeTemplates(ts []netflow.Template) ([]record.FlowTemplate, error) {
+	out := make([]record.FlowTemplate, 0, len(ts))
 	for _, t := range ts {
 		body, err := json.Marshal(templateBody{Options: t.Options, Fields: t.Fields})
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, StoredTemplate{Exporter: t.Exporter.String(), Domain: int64(t.Domain), ID: int(t.ID), Version: int(t.Version), Body: string(body)})
+		out = append(out, record.FlowTemplate{Exporter: t.Exporter.String(), Domain: int64(t.Domain), ID: int(t.ID), Version: int(t.Version), Body: string(body)})
 	}
 	return out, nil
 }
 
-// DecodeTemplates turns stored rows back into templates. A row this
+// decodeTemplates turns stored rows back into templates. A row this
 // version cannot read is skipped, not fatal: the exporter resends its
 // templates within minutes.
-func DecodeTemplates(rows []StoredTemplate) []netflow.Template {
+func decodeTemplates(rows []record.FlowTemplate) []netflow.Template {
 	var out []netflow.Template
 	for _, r := range rows {
 		var b templateBody

@@ -1,10 +1,7 @@
 package geo
 
 import (
-	"net/http"
 	"time"
-
-	"netmon/app/netguard"
 )
 
 // DefaultOnlineURL is the ip-api.com batch endpoint. Its wire format: a
@@ -26,7 +23,7 @@ type Config struct {
 	Online bool
 	// OnlineURL is the batch service, speaking the wire format described
 	// at DefaultOnlineURL. Its host decides what the default HTTP client
-	// may reach: see HTTPClient.
+	// may reach: see Deps.HTTPClient.
 	OnlineURL string
 	// BatchInterval is the time between two online requests; at most one
 	// request is made per interval.
@@ -49,22 +46,6 @@ type Config struct {
 	// ReloadInterval is how often Dir is checked for added, removed or
 	// changed files (size or modification time); 0 disables reloading.
 	ReloadInterval time.Duration
-	// HTTPClient is the outbound client of the online lookup. Nil means
-	// a guarded client: it refuses at connect time (after DNS resolution,
-	// so rebinding does not help) loopback, private, link-local,
-	// CGNAT, multicast and other non-global addresses, follows no
-	// redirect to another host and uses no proxy. The one exception is
-	// an OnlineURL whose host is such an address written as an IP
-	// literal (an operator pointing at an internal service on purpose):
-	// that exact address and port are allowed. A host name never grants it, not
-	// even "localhost", and cloud metadata addresses (169.254.169.254,
-	// fd00:ec2::254, 100.100.100.200) are refused always. A non-nil
-	// client is used as given.
-	HTTPClient *http.Client
-	// Guard is the hub's outbound guard (app/netguard) the default client
-	// dials through, so the operator's -outbound-allow applies; nil means
-	// a guard with no allow-list.
-	Guard *netguard.Guard
 }
 
 // DefaultConfig returns the configuration of spec section 8: a batch

@@ -21,12 +21,14 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"net/netip"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"netmon/app/netguard"
 	"netmon/app/panics"
 )
 
@@ -70,9 +72,32 @@ type Geo struct {
 	wg      sync.WaitGroup
 }
 
+// Deps are the lookup's collaborators.
+type Deps struct {
+	// Registerer takes the metrics (nil: none).
+	Registerer prometheus.Registerer
+	// HTTPClient is the outbound client of the online lookup. Nil means
+	// a guarded client: it refuses at connect time (after DNS resolution,
+	// so rebinding does not help) loopback, private, link-local,
+	// CGNAT, multicast and other non-global addresses, follows no
+	// redirect to another host and uses no proxy. The one exception is
+	// an OnlineURL whose host is such an address written as an IP
+	// literal (an operator pointing at an internal service on purpose):
+	// that exact address and port are allowed. A host name never grants it, not
+	// even "localhost", and cloud metadata addresses (169.254.169.254,
+	// fd00:ec2::254, 100.100.100.200) are refused always. A non-nil
+	// client is used as given.
+	HTTPClient *http.Client
+	// Guard is the hub's outbound guard (app/netguard) the default client
+	// dials through, so the operator's -outbound-allow applies; nil means
+	// a guard with no allow-list.
+	Guard *netguard.Guard
+}
+
 // New returns a Geo for cfg. It does no I/O; metrics are registered on
-// reg when it is not nil.
-func New(log *slog.Logger, cfg Config, reg prometheus.Registerer) *Geo {
+// deps.Registerer when it is not nil.
+func New(log *slog.Logger, cfg Config, deps Deps) *Geo {
+	reg := deps.Registerer
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -84,9 +109,9 @@ func New(log *slog.Logger, cfg Config, reg prometheus.Registerer) *Geo {
 		tried: make(map[string]fs.FileInfo),
 	}
 	if cfg.Online {
-		client := cfg.HTTPClient
+		client := deps.HTTPClient
 		if client == nil {
-			client, g.onlineErr = newGuardedClient(cfg.Guard, cfg.OnlineURL)
+			client, g.onlineErr = newGuardedClient(deps.Guard, cfg.OnlineURL)
 		}
 		g.online = newOnline(g.log, cfg, g.m, client, g.hasDatabases)
 	}

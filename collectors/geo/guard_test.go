@@ -77,8 +77,7 @@ func TestOnlineGuard(t *testing.T) {
 		t.Error("answered without a request")
 	}
 
-	cfg.HTTPClient = f.srv.Client()
-	g2, _ := startGeo(t, cfg)
+	g2, _ := startGeoWith(t, cfg, Deps{HTTPClient: f.srv.Client()})
 	g2.Lookup(addr("8.8.8.8"))
 	eventually(t, 5*time.Second, "answered through the given client", func() bool {
 		_, _, ok := g2.Lookup(addr("8.8.8.8"))

@@ -20,8 +20,15 @@ func testLogger(t *testing.T) *slog.Logger {
 // the test ends.
 func startGeo(t *testing.T, cfg Config) (*Geo, *prometheus.Registry) {
 	t.Helper()
+	return startGeoWith(t, cfg, Deps{})
+}
+
+// startGeoWith is startGeo with deps (its Registerer replaced).
+func startGeoWith(t *testing.T, cfg Config, deps Deps) (*Geo, *prometheus.Registry) {
+	t.Helper()
 	reg := prometheus.NewRegistry()
-	g := New(testLogger(t), cfg, reg)
+	deps.Registerer = reg
+	g := New(testLogger(t), cfg, deps)
 	if err := g.Start(); err != nil {
 		t.Fatalf("Start: %v", err)
 	}

@@ -125,7 +125,7 @@ func TestReloadUnderLoad(t *testing.T) {
 func TestRestart(t *testing.T) {
 	dir := t.TempDir()
 	copyFixture(t, "maxmind-country.mmdb", dir, "country.mmdb")
-	g := New(testLogger(t), Config{Dir: dir, ReloadInterval: time.Hour}, nil)
+	g := New(testLogger(t), Config{Dir: dir, ReloadInterval: time.Hour}, Deps{})
 	for i := range 2 {
 		if err := g.Start(); err != nil {
 			t.Fatalf("start %d: %v", i, err)

@@ -92,3 +92,14 @@ type Telemetry struct {
 	// Dropped is the number of batches the agent reported it discarded.
 	Dropped uint64
 }
+
+// FlowTemplate is a v9/IPFIX template as the flow collector persists it
+// across restarts: the key columns and a JSON body of the rest, whose
+// format is collectors/flows'.
+type FlowTemplate struct {
+	Exporter string
+	Domain   int64
+	ID       int
+	Version  int
+	Body     string
+}

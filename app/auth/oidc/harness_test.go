@@ -123,7 +123,7 @@ func newHarness(t *testing.T, mutate func(*Config)) *harness {
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	h.p = New(slog.New(slog.NewTextHandler(t.Output(), nil)), cfg, newTestSealer(t))
+	h.p = New(slog.New(slog.NewTextHandler(t.Output(), nil)), cfg, Deps{Sealer: newTestSealer(t)})
 	h.p.now = h.clock.now
 	h.hub.Start()
 	t.Cleanup(h.hub.Close)

@@ -50,6 +50,7 @@ func (p *Provider) ready() error {
 // on first use and cached; after a failure the next call tries again.
 // Errors are *errs.Error (see fail).
 func (p *Provider) Begin(ctx context.Context, w http.ResponseWriter, r *http.Request) (authURL string, err error) {
+	ctx = p.withClient(ctx)
 	if err := p.ready(); err != nil {
 		return "", err
 	}
@@ -86,6 +87,7 @@ func (p *Provider) Begin(ctx context.Context, w http.ResponseWriter, r *http.Req
 //
 // Errors are *errs.Error, whose Msg the caller may show (with a 401).
 func (p *Provider) Finish(ctx context.Context, w http.ResponseWriter, r *http.Request) (Login, error) {
+	ctx = p.withClient(ctx)
 	if err := p.ready(); err != nil {
 		return Login{}, err
 	}

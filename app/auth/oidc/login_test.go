@@ -431,7 +431,7 @@ func TestStateCookieSecure(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := New(slog.New(slog.NewTextHandler(t.Output(), nil)), Config{
 				Issuer: idp.Issuer(), ClientID: idp.ClientID, ClientSecret: idp.ClientSecret, RedirectURL: tt.redirectURL,
-			}, newTestSealer(t))
+			}, Deps{Sealer: newTestSealer(t)})
 			ctx := gooidc.ClientContext(context.Background(), idp.HTTPClient())
 			for _, step := range []string{"Begin", "Finish"} {
 				w := httptest.NewRecorder()
@@ -453,7 +453,7 @@ func TestStateCookieSecure(t *testing.T) {
 }
 
 func TestDisabled(t *testing.T) {
-	p := New(slog.New(slog.NewTextHandler(t.Output(), nil)), DefaultConfig(), nil)
+	p := New(slog.New(slog.NewTextHandler(t.Output(), nil)), DefaultConfig(), Deps{})
 	if p.Enabled() {
 		t.Error("Enabled() = true with no issuer")
 	}
@@ -485,5 +485,33 @@ func TestDiscoveryRetried(t *testing.T) {
 	got, _ = h.run(t, h.idp.NewBrowser())
 	if got.Status != http.StatusOK || got.Login.Subject != "user-1" {
 		t.Errorf("after recovery: %+v, want a login of user-1", got)
+	}
+}
+
+// TestDepsHTTPClient: the provider reaches the IdP through Deps.HTTPClient
+// (the hub's guarded client) whatever client the caller's context holds;
+// without it, the context's client is used, and a context without one
+// does not trust the test IdP's certificate.
+func TestDepsHTTPClient(t *testing.T) {
+	idp := oidctest.NewServer(t)
+	cfg := Config{Issuer: idp.Issuer(), ClientID: idp.ClientID, ClientSecret: idp.ClientSecret, RedirectURL: "http://hub.example/api/auth/oidc/callback"}
+	for _, tc := range []struct {
+		desc   string
+		client *http.Client
+		ctx    context.Context
+		ok     bool
+	}{
+		{"Deps client, bare context", idp.HTTPClient(), context.Background(), true},
+		{"no Deps client, the context's", nil, gooidc.ClientContext(context.Background(), idp.HTTPClient()), true},
+		{"no client trusting the IdP", nil, context.Background(), false},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			p := New(slog.New(slog.NewTextHandler(t.Output(), nil)), cfg, Deps{Sealer: newTestSealer(t), HTTPClient: tc.client})
+			w := httptest.NewRecorder()
+			_, err := p.Begin(tc.ctx, w, httptest.NewRequest(http.MethodGet, "http://hub.example/api/auth/oidc/login", nil))
+			if (err == nil) != tc.ok {
+				t.Errorf("Begin: %v, want ok=%v", err, tc.ok)
+			}
+		})
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"context"
 	"log/slog"
 	"maps"
+	"net/http"
 	"net/url"
 	"slices"
 	"sync"
@@ -49,6 +50,9 @@ type Provider struct {
 	log    *slog.Logger
 	cfg    Config
 	sealer Sealer
+	// client makes the calls to the provider (nil: the one in the
+	// caller's context, else http.DefaultClient).
+	client *http.Client
 	// httpsCallback is set when RedirectURL is https: the browser then
 	// reaches the callback over TLS even when a proxy terminates it, so the
 	// cookie can be Secure although r.TLS is nil.
@@ -67,11 +71,22 @@ type discovered struct {
 	verifier *gooidc.IDTokenVerifier
 }
 
+// Deps are the provider's collaborators.
+type Deps struct {
+	// Sealer seals the login state; it must not be nil when
+	// Config.Issuer is set.
+	Sealer Sealer
+	// HTTPClient makes every call to the provider (discovery, keys, the
+	// token exchange): app/hub's goes through the outbound guard. nil:
+	// the client of the caller's context (gooidc.ClientContext).
+	HTTPClient *http.Client
+}
+
 // New returns a Provider for cfg. It does no I/O: the provider's discovery
 // document is fetched at the first Begin or Finish, and fetched again on a
 // later call while it fails, so a provider that is down when the hub starts
-// is not fatal. sealer must not be nil when cfg.Issuer is set.
-func New(log *slog.Logger, cfg Config, sealer Sealer) *Provider {
+// is not fatal.
+func New(log *slog.Logger, cfg Config, deps Deps) *Provider {
 	cfg.GroupRoles = maps.Clone(cfg.GroupRoles)
 	cfg.Scopes = slices.Clone(cfg.Scopes)
 	if cfg.DefaultRole == "" {
@@ -84,10 +99,20 @@ func New(log *slog.Logger, cfg Config, sealer Sealer) *Provider {
 	return &Provider{
 		log:           log,
 		cfg:           cfg,
-		sealer:        sealer,
+		sealer:        deps.Sealer,
+		client:        deps.HTTPClient,
 		httpsCallback: err == nil && u.Scheme == "https",
 		now:           time.Now,
 	}
+}
+
+// withClient puts the provider's client in ctx, where go-oidc and oauth2
+// take it from.
+func (p *Provider) withClient(ctx context.Context) context.Context {
+	if p.client == nil {
+		return ctx
+	}
+	return gooidc.ClientContext(ctx, p.client)
 }
 
 // Enabled reports whether SSO is configured (Config.Issuer is not empty).

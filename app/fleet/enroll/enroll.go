@@ -36,12 +36,13 @@ type Store interface {
 }
 
 // Limiter is the failure throttle of enrollment (5 failures a minute per
-// address, then a minute's block): the identity service's throttle.
+// address, then a minute's block): the identity service's throttle
+// (*auth.Throttle).
 type Limiter interface {
-	// Begin reserves an attempt for key; ok is false when it is blocked.
+	// Admit reserves an attempt for key; ok is false when it is blocked.
 	// done(true) records a success (which resets the key), done(false) a
 	// failure.
-	Begin(key string) (done func(success bool), ok bool)
+	Admit(key string) (done func(success bool), ok bool)
 }
 
 // CA signs agent client certificates (*pki.Authority); nil when TLS is off.

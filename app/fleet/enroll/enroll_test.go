@@ -21,7 +21,7 @@ type limiter struct {
 	outcomes []bool
 }
 
-func (l *limiter) Begin(string) (func(bool), bool) {
+func (l *limiter) Admit(string) (func(bool), bool) {
 	if l.blocked {
 		return nil, false
 	}

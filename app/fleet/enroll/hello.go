@@ -45,7 +45,7 @@ func (s *Service) Hello(ctx context.Context, enrollSecret string, ip netip.Addr,
 		s.m.hellos.WithLabelValues("invalid").Inc()
 		return wire.HelloResponse{}, err
 	}
-	done, ok := s.limit.Begin(ip.String())
+	done, ok := s.limit.Admit(ip.String())
 	if !ok {
 		s.m.hellos.WithLabelValues("throttled").Inc()
 		return wire.HelloResponse{}, errThrottled

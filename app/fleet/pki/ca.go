@@ -59,7 +59,7 @@ func (a *Authority) loadCA(certPath, keyPath string) error {
 	if !samePublicKey(cert.PublicKey, key.Public()) {
 		return fmt.Errorf("load CA: %s does not belong to %s; restore the matching pair (agents pinned this CA)", keyPath, certPath)
 	}
-	if now := a.cfg.Now(); !now.Before(cert.NotAfter) {
+	if now := a.now(); !now.Before(cert.NotAfter) {
 		return fmt.Errorf("load CA: %s expired on %s; agents must be re-enrolled with a new CA (remove ca.crt and ca.key to create one)", certPath, cert.NotAfter.UTC().Format("2006-01-02"))
 	}
 	warnIfOpen(a.log, keyPath)
@@ -76,7 +76,7 @@ func (a *Authority) createCA(certPath, keyPath string) error {
 	if err != nil {
 		return err
 	}
-	now := a.cfg.Now()
+	now := a.now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: caCommonName},

@@ -50,7 +50,7 @@ func (a *Authority) SignClient(csrPEM string, agentID int64) (certPEM string, no
 	}
 	// Whole seconds in UTC, as the certificate stores them, so the
 	// returned notAfter is exactly the certificate's.
-	now := a.cfg.Now().UTC().Truncate(time.Second)
+	now := a.now().UTC().Truncate(time.Second)
 	if !now.Before(a.ca.NotAfter) {
 		return "", time.Time{}, fmt.Errorf("sign client certificate: the hub CA expired on %s", a.ca.NotAfter.UTC().Format("2006-01-02"))
 	}

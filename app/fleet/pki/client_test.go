@@ -14,7 +14,7 @@ import (
 
 func TestSignClient(t *testing.T) {
 	clock := newClock()
-	a, logs := newAuthority(t, testConfig(t, clock))
+	a, logs := newAuthority(t, testConfig(t), clock)
 	for _, kind := range []string{"p256", "p384", "rsa2048", "ed25519"} {
 		t.Run(kind, func(t *testing.T) {
 			key := newKey(t, kind)
@@ -59,7 +59,7 @@ func TestSignClient(t *testing.T) {
 }
 
 func TestSignClientSerialsDiffer(t *testing.T) {
-	a, _ := newAuthority(t, testConfig(t, newClock()))
+	a, _ := newAuthority(t, testConfig(t), newClock())
 	csr := newCSR(t, newKey(t, "p256"), "")
 	x, _, err1 := a.SignClient(csr, 1)
 	y, _, err2 := a.SignClient(csr, 1)
@@ -73,9 +73,9 @@ func TestSignClientSerialsDiffer(t *testing.T) {
 
 func TestSignClientNotBeyondCA(t *testing.T) {
 	clock := newClock()
-	cfg := testConfig(t, clock)
+	cfg := testConfig(t)
 	cfg.CALife = 30 * 24 * time.Hour
-	a, _ := newAuthority(t, cfg)
+	a, _ := newAuthority(t, cfg, clock)
 	_, notAfter, err := a.SignClient(newCSR(t, newKey(t, "p256"), ""), 1)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func TestSignClientNotBeyondCA(t *testing.T) {
 }
 
 func TestSignClientRefuses(t *testing.T) {
-	a, _ := newAuthority(t, testConfig(t, newClock()))
+	a, _ := newAuthority(t, testConfig(t), newClock())
 	good := newCSR(t, newKey(t, "p256"), "")
 
 	// A valid request whose signature no longer matches its content.
@@ -174,7 +174,7 @@ func TestParseAgentCN(t *testing.T) {
 }
 
 func TestAgentID(t *testing.T) {
-	a, _ := newAuthority(t, testConfig(t, newClock()))
+	a, _ := newAuthority(t, testConfig(t), newClock())
 	hub := testCA{a.ca, a.caKey}
 	good := agentCert(t, a, 12).Leaf
 	noEKU := hub.issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: "netmon-agent-12"}}).Leaf
@@ -213,7 +213,7 @@ func FuzzSignClient(f *testing.F) {
 	cfg := DefaultConfig()
 	cfg.Dir = f.TempDir()
 	cfg.Hosts = []string{"localhost"}
-	a, err := New(nil, cfg)
+	a, err := New(nil, cfg, Deps{})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -47,9 +47,6 @@ type Config struct {
 	// ClientLife is the life of an agent client certificate; it is cut to
 	// the CA's own expiry.
 	ClientLife time.Duration
-	// Now is the clock for issuing and for verifying peers; nil means
-	// time.Now. Tests move it to expire certificates.
-	Now func() time.Time
 }
 
 // DefaultConfig returns the spec's defaults: TLS off, files in ./tls, the

@@ -65,22 +65,21 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// testConfig is a config on a fresh dir with a test clock.
-func testConfig(t *testing.T, clock *testClock) Config {
+// testConfig is a config on a fresh dir.
+func testConfig(t *testing.T) Config {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Dir = filepath.Join(t.TempDir(), "tls")
 	cfg.Hosts = []string{"localhost", "127.0.0.1", "::1"}
-	cfg.Now = clock.Now
 	return cfg
 }
 
 // newAuthority calls New and fails the test on error; the log goes to
 // the returned buffer.
-func newAuthority(t *testing.T, cfg Config) (*Authority, *syncBuffer) {
+func newAuthority(t *testing.T, cfg Config, clock *testClock) (*Authority, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
-	a, err := New(slog.New(slog.NewTextHandler(io.MultiWriter(logs, t.Output()), nil)), cfg)
+	a, err := New(slog.New(slog.NewTextHandler(io.MultiWriter(logs, t.Output()), nil)), cfg, Deps{Now: clock.Now})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

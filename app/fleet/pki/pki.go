@@ -59,6 +59,7 @@ const clockSkew = 5 * time.Minute
 type Authority struct {
 	log *slog.Logger
 	cfg Config
+	now func() time.Time
 
 	ca     *x509.Certificate
 	caKey  crypto.Signer
@@ -81,11 +82,18 @@ type Authority struct {
 	opFailed fileStamp
 }
 
+// Deps are the authority's collaborators.
+type Deps struct {
+	// Now is the clock for issuing and for verifying peers; nil means
+	// time.Now. Tests move it to expire certificates.
+	Now func() time.Time
+}
+
 // New loads the CA and the server certificate from cfg.Dir, creating what
 // is missing. A damaged, mismatched or foreign pair is an error, never
 // replaced. A server certificate that is due for renewal or no longer
 // covers cfg.Hosts is re-issued.
-func New(log *slog.Logger, cfg Config) (*Authority, error) {
+func New(log *slog.Logger, cfg Config, deps Deps) (*Authority, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -93,7 +101,10 @@ func New(log *slog.Logger, cfg Config) (*Authority, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Authority{log: log, cfg: cfg}
+	a := &Authority{log: log, cfg: cfg, now: deps.Now}
+	if a.now == nil {
+		a.now = time.Now
+	}
 	a.dns, a.ips = splitHosts(cfg.Hosts)
 
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
@@ -145,9 +156,6 @@ func normalize(cfg Config) (Config, error) {
 		if *d.v == 0 {
 			*d.v = d.def
 		}
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
 	}
 	return cfg, nil
 }

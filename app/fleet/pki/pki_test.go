@@ -17,8 +17,8 @@ import (
 
 func TestNewFreshDir(t *testing.T) {
 	clock := newClock()
-	cfg := testConfig(t, clock)
-	a, logs := newAuthority(t, cfg)
+	cfg := testConfig(t)
+	a, logs := newAuthority(t, cfg, clock)
 	now := clock.Now()
 
 	modes := []struct {
@@ -97,7 +97,7 @@ func TestNewFreshDir(t *testing.T) {
 
 	// A restart loads the same CA and server certificate.
 	before := snapshot(t, cfg.Dir)
-	b, _ := newAuthority(t, cfg)
+	b, _ := newAuthority(t, cfg, clock)
 	if b.CAPEM() != a.CAPEM() {
 		t.Error("second New: another CA, want the one on disk")
 	}
@@ -174,11 +174,11 @@ func TestNewRefusesDamagedDir(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
 			clock := newClock()
-			cfg := testConfig(t, clock)
-			newAuthority(t, cfg)
+			cfg := testConfig(t)
+			newAuthority(t, cfg, clock)
 			tt.damage(t, cfg.Dir, clock)
 			before := snapshot(t, cfg.Dir)
-			_, err := New(nil, cfg)
+			_, err := New(nil, cfg, Deps{Now: clock.Now})
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("New = %v, want an error containing %q", err, tt.wantErr)
 			}
@@ -191,11 +191,11 @@ func TestNewRefusesDamagedDir(t *testing.T) {
 
 func TestNewHostsChanged(t *testing.T) {
 	clock := newClock()
-	cfg := testConfig(t, clock)
-	a, _ := newAuthority(t, cfg)
+	cfg := testConfig(t)
+	a, _ := newAuthority(t, cfg, clock)
 
 	cfg.Hosts = []string{"hub.example.com", "[2001:db8::1]", "10.0.0.1"}
-	b, logs := newAuthority(t, cfg)
+	b, logs := newAuthority(t, cfg, clock)
 	if b.CAPEM() != a.CAPEM() {
 		t.Error("new hosts changed the CA")
 	}
@@ -227,9 +227,9 @@ func TestNewConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			cfg := testConfig(t, newClock())
+			cfg := testConfig(t)
 			tt.edit(&cfg)
-			if _, err := New(nil, cfg); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			if _, err := New(nil, cfg, Deps{}); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("New = %v, want an error containing %q", err, tt.wantErr)
 			}
 		})
@@ -261,8 +261,8 @@ func TestDefaultConfig(t *testing.T) {
 
 func TestNewLoadsOperatorFormats(t *testing.T) {
 	clock := newClock()
-	cfg := testConfig(t, clock)
-	a, _ := newAuthority(t, cfg)
+	cfg := testConfig(t)
+	a, _ := newAuthority(t, cfg, clock)
 
 	// openssl writes SEC 1 "EC PRIVATE KEY"; a CA key converted that way
 	// still loads, and a key left readable by others is reported.
@@ -275,7 +275,7 @@ func TestNewLoadsOperatorFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(keyPath, 0o644)
-	b, logs := newAuthority(t, cfg)
+	b, logs := newAuthority(t, cfg, clock)
 	if b.CAPEM() != a.CAPEM() {
 		t.Error("SEC 1 CA key: another CA")
 	}

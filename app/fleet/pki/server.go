@@ -45,7 +45,7 @@ func (a *Authority) ServerTLSConfig() *tls.Config {
 		ClientAuth:       tls.VerifyClientCertIfGiven,
 		ClientCAs:        a.caPool,
 		VerifyConnection: verifyAgentConnection,
-		Time:             a.cfg.Now,
+		Time:             a.now,
 	}
 }
 
@@ -119,7 +119,7 @@ func (a *Authority) loadOrIssueServer() error {
 	cert.Certificate = append(cert.Certificate[:1:1], a.ca.Raw)
 	a.server = cert
 	switch {
-	case a.renewDue(cert.Leaf, a.cfg.Now()):
+	case a.renewDue(cert.Leaf, a.now()):
 		return a.issueServer("expiring")
 	case !a.coversHosts(cert.Leaf):
 		return a.issueServer("hosts changed")
@@ -152,7 +152,7 @@ func (a *Authority) coversHosts(leaf *x509.Certificate) bool {
 // A failure keeps the current certificate: still valid for up to 30 days,
 // which beats refusing every connection.
 func (a *Authority) renewIfDueLocked() {
-	now := a.cfg.Now()
+	now := a.now()
 	if !a.renewDue(a.server.Leaf, now) || now.Sub(a.lastRenewFail) < renewRetry {
 		return
 	}
@@ -173,7 +173,7 @@ func (a *Authority) issueServer(reason string) error {
 	if err != nil {
 		return err
 	}
-	now := a.cfg.Now()
+	now := a.now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: serverCommonName},
@@ -247,7 +247,7 @@ func (a *Authority) loadOperator() error {
 	if err != nil {
 		return fmt.Errorf("load operator certificate: %w", err)
 	}
-	if now := a.cfg.Now(); !now.Before(cert.Leaf.NotAfter) {
+	if now := a.now(); !now.Before(cert.Leaf.NotAfter) {
 		a.log.Warn("operator server certificate expired", "path", a.cfg.CertFile, "not_after", cert.Leaf.NotAfter)
 	}
 	a.server, a.opStamp = cert, stamp

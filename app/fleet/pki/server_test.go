@@ -14,7 +14,7 @@ import (
 
 func TestBrowserWithoutCertificate(t *testing.T) {
 	clock := newClock()
-	a, _ := newAuthority(t, testConfig(t, clock))
+	a, _ := newAuthority(t, testConfig(t), clock)
 	addr, hits := startServer(t, a)
 
 	// A spoofed client-certificate header must not make an agent
@@ -49,7 +49,7 @@ func TestBrowserWithoutCertificate(t *testing.T) {
 
 func TestAgentCertificate(t *testing.T) {
 	clock := newClock()
-	a, _ := newAuthority(t, testConfig(t, clock))
+	a, _ := newAuthority(t, testConfig(t), clock)
 	addr, _ := startServer(t, a)
 
 	tests := []struct {
@@ -94,7 +94,7 @@ func TestAgentCertificate(t *testing.T) {
 
 func TestRefusedClientCertificates(t *testing.T) {
 	clock := newClock()
-	a, _ := newAuthority(t, testConfig(t, clock))
+	a, _ := newAuthority(t, testConfig(t), clock)
 	addr, hits := startServer(t, a)
 	hub := testCA{a.ca, a.caKey}
 	other := newTestCA(t, caCommonName) // same name, other key
@@ -149,7 +149,7 @@ func TestRefusedClientCertificates(t *testing.T) {
 
 func TestVerifyAgentConnection(t *testing.T) {
 	clock := newClock()
-	a, _ := newAuthority(t, testConfig(t, clock))
+	a, _ := newAuthority(t, testConfig(t), clock)
 	hub := testCA{a.ca, a.caKey}
 	good := agentCert(t, a, 9).Leaf
 	noEKU := hub.issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: "netmon-agent-9"}}).Leaf
@@ -180,8 +180,8 @@ func TestVerifyAgentConnection(t *testing.T) {
 
 func TestServerRenewal(t *testing.T) {
 	clock := newClock()
-	cfg := testConfig(t, clock)
-	a, logs := newAuthority(t, cfg)
+	cfg := testConfig(t)
+	a, logs := newAuthority(t, cfg, clock)
 	addr, _ := startServer(t, a)
 	client := clientConfig(a.caPool, nil, clock.Now)
 	start := clock.Now()
@@ -238,9 +238,9 @@ func TestServerRenewal(t *testing.T) {
 
 func TestServerRenewalNotBeyondCA(t *testing.T) {
 	clock := newClock()
-	cfg := testConfig(t, clock)
+	cfg := testConfig(t)
 	cfg.CALife = 60 * 24 * time.Hour // server life cut to the CA's
-	a, _ := newAuthority(t, cfg)
+	a, _ := newAuthority(t, cfg, clock)
 	if !a.server.Leaf.NotAfter.Equal(a.ca.NotAfter) {
 		t.Fatalf("server NotAfter %v, want the CA's %v", a.server.Leaf.NotAfter, a.ca.NotAfter)
 	}
@@ -278,9 +278,9 @@ func TestOperatorCertificate(t *testing.T) {
 	first := op.issue(t, serverTmpl())
 	writePair(t, first, certPath, keyPath)
 
-	cfg := testConfig(t, clock)
+	cfg := testConfig(t)
 	cfg.CertFile, cfg.KeyFile = certPath, keyPath
-	a, _ := newAuthority(t, cfg)
+	a, _ := newAuthority(t, cfg, clock)
 	addr, _ := startServer(t, a)
 	client := clientConfig(op.pool(), nil, nil)
 	client.ServerName = "localhost"
@@ -323,19 +323,19 @@ func TestOperatorCertificate(t *testing.T) {
 
 	// At New, a mismatched pair is an error.
 	writePair(t, tls.Certificate{Certificate: first.Certificate, PrivateKey: third.PrivateKey}, certPath, keyPath)
-	if _, err := New(nil, cfg); err == nil || !strings.Contains(err.Error(), "load operator certificate") {
+	if _, err := New(nil, cfg, Deps{Now: clock.Now}); err == nil || !strings.Contains(err.Error(), "load operator certificate") {
 		t.Errorf("New with a mismatched operator pair = %v, want an error", err)
 	}
 	os.Remove(keyPath)
-	if _, err := New(nil, cfg); err == nil {
+	if _, err := New(nil, cfg, Deps{Now: clock.Now}); err == nil {
 		t.Error("New with a missing operator key succeeded")
 	}
 }
 
 func TestServerRenewalFailureKeepsServing(t *testing.T) {
 	clock := newClock()
-	cfg := testConfig(t, clock)
-	a, logs := newAuthority(t, cfg)
+	cfg := testConfig(t)
+	a, logs := newAuthority(t, cfg, clock)
 	addr, _ := startServer(t, a)
 	client := clientConfig(a.caPool, nil, clock.Now)
 	first := serverLeaf(t, addr, client)

@@ -124,7 +124,7 @@ func TestRun(t *testing.T) {
 	}
 
 	// The Geo component reads what was written.
-	g := geo.New(slog.New(slog.NewTextHandler(io.Discard, nil)), geo.Config{Dir: out}, nil)
+	g := geo.New(slog.New(slog.NewTextHandler(io.Discard, nil)), geo.Config{Dir: out}, geo.Deps{})
 	if err := g.Start(); err != nil {
 		t.Fatal(err)
 	}
