@@ -7,9 +7,10 @@
 // It imports only leaves and its own subpackages: its inputs (the
 // capture's rates, connection inventories, interface rates) and its
 // storage come through the small interfaces below, which app/hub fills
-// with the concrete capture, fleet and store. The HTTP side (app/api)
-// stores operators' changes with their audit records and tells the
-// engine (Apply, StateChanged, SilencesChanged).
+// with the concrete capture, fleet and store. The configuration is this
+// package's resource (settings_store.go: stored, sealed, audited, applied
+// by SettingsService); the HTTP side (app/api) only translates. Applying
+// it pushes the notifiers section to delivery (Deps.Notify).
 package alerting
 
 import (
@@ -61,12 +62,17 @@ type FirewallSource interface {
 
 // Deps are the engine's inputs; a nil source turns its rules off.
 type Deps struct {
-	Store       Store
-	Traffic     TrafficSource
-	Inventories InventorySource
-	Ifaces      IfaceSource
+	Store   Store
+	Traffic TrafficSource
+	// Inventories and Ifaces come from several owners each (the hub
+	// host's sockets and the fleet's agents; the fleet's agents and the
+	// device pollers): the engine reads them all every cycle, a source
+	// that fails leaves only its own part out.
+	Inventories []InventorySource
+	Ifaces      []IfaceSource
 	Firewalls   FirewallSource
-	// Settings loads the stored alert configuration at Start.
+	// Settings loads the stored alert configuration at Start
+	// (SettingsRows.Load; SettingsService applies later changes).
 	Settings func(ctx context.Context) (Settings, error)
 	// Now is the clock (time.Now when nil); tests inject theirs.
 	Now func() time.Time
@@ -79,6 +85,10 @@ type Deps struct {
 	// Sink receives every new stored event for delivery (alerting/notify);
 	// nil: none. Offer must not block: the engine never waits on delivery.
 	Sink EventSink
+	// Notify gets the notifiers section of every configuration applied
+	// (nil: none), so delivery holds the channels in force without
+	// reading the engine.
+	Notify NotifySettings
 }
 
 // EventSink takes new events — and resolved ones (state resolved), for
@@ -253,6 +263,9 @@ func (e *Engine) Apply(s Settings) {
 	e.in.mu.Unlock()
 	e.in.waiting.Store(true)
 	e.tryAbsorb()
+	if e.dep.Notify != nil {
+		e.dep.Notify.SetSettings(s.Notifiers.Delivery())
+	}
 }
 
 func (e *Engine) applyLocked(s Settings) {

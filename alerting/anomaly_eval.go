@@ -20,12 +20,9 @@ const (
 	SeverityAnomalyCrit = 9
 )
 
-// SeriesRef is a traffic series the anomaly rule judges: an agent's
-// interface traffic, or the hub capture's (AgentID 0).
-type SeriesRef struct {
-	AgentID int64
-	Site    string
-}
+// SeriesRef is a traffic series the anomaly rule judges (declared in
+// alerting/anomaly so its owners, the fleet, can name it).
+type SeriesRef = anomaly.SeriesRef
 
 // RateSource lists the series and reads their minutes (bits per second).
 type RateSource interface {

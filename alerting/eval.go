@@ -63,17 +63,21 @@ func (e *Engine) EvalInventory(ctx context.Context) {
 	var invs []rules.Inventory
 	var rates []rules.IfaceRate
 	var err error
-	if e.dep.Inventories != nil {
-		if invs, err = e.dep.Inventories.Inventories(ctx); err != nil {
+	for _, src := range e.dep.Inventories {
+		got, err := src.Inventories(ctx)
+		if err != nil {
 			e.m.errors.Inc()
 			e.log.Warn("read connection inventories", "error", err)
 		}
+		invs = append(invs, got...)
 	}
-	if e.dep.Ifaces != nil {
-		if rates, err = e.dep.Ifaces.IfaceRates(ctx); err != nil {
+	for _, src := range e.dep.Ifaces {
+		got, err := src.IfaceRates(ctx)
+		if err != nil {
 			e.m.errors.Inc()
 			e.log.Warn("read interface rates", "error", err)
 		}
+		rates = append(rates, got...)
 	}
 	var fws []rules.FirewallState
 	if e.dep.Firewalls != nil {

@@ -65,3 +65,36 @@ func (db *DB) PutSettingOnce(ctx context.Context, key, value string) (current st
 	current, err = db.GetSetting(ctx, key)
 	return current, false, err
 }
+
+// SwapSetting is a compare-and-swap of the row under key inside t: it
+// stores value only if the row still holds old (nil: only if there is no
+// row), and otherwise returns an error wrapping ErrConflict. A
+// read-modify-write of a document shared by several hubs on one database
+// cannot lose another hub's change this way: the second writer's swap
+// finds the first one's value and fails (on PostgreSQL the UPDATE waits
+// for the first transaction and re-reads the row). Comparing the value
+// itself needs no version column: a writer whose old equals the current
+// value computed its change from the current state.
+func (t *Tx) SwapSetting(ctx context.Context, key string, old *string, value string) error {
+	now := time.Now().Unix()
+	var (
+		res sql.Result
+		err error
+	)
+	if old == nil {
+		res, err = t.tx.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING`, key, value, now)
+	} else {
+		res, err = t.tx.ExecContext(ctx, `UPDATE settings SET value = $1, updated_at = $2 WHERE key = $3 AND value = $4`, value, now, key, *old)
+	}
+	if err != nil {
+		return fmt.Errorf("swap setting %q: %w", key, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("swap setting %q: %w", key, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("swap setting %q: %w", key, ErrConflict)
+	}
+	return nil
+}

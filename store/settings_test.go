@@ -62,3 +62,45 @@ func TestPutSettingStampsTime(t *testing.T) {
 		}
 	})
 }
+
+func TestSwapSetting(t *testing.T) {
+	str := func(s string) *string { return &s }
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tests := []struct {
+			desc    string
+			put     *string // stored before the swap (nil: no row)
+			old     *string
+			value   string
+			wantErr error
+			want    string // value under the key after the swap
+		}{
+			{desc: "absent, expected absent: stored", old: nil, value: "1", want: "1"},
+			{desc: "absent, expected a value: conflict", old: str("0"), value: "1", wantErr: store.ErrConflict, want: ""},
+			{desc: "present, expected absent: conflict", put: str("0"), old: nil, value: "1", wantErr: store.ErrConflict, want: "0"},
+			{desc: "present and unchanged: stored", put: str("0"), old: str("0"), value: "1", want: "1"},
+			{desc: "present and changed: conflict", put: str("2"), old: str("0"), value: "1", wantErr: store.ErrConflict, want: "2"},
+			{desc: "same value again: stored", put: str("0"), old: str("0"), value: "0", want: "0"},
+		}
+		for i, tt := range tests {
+			t.Run(tt.desc, func(t *testing.T) {
+				key := "swap" + string(rune('a'+i))
+				if tt.put != nil {
+					if err := db.PutSetting(t.Context(), key, *tt.put); err != nil {
+						t.Fatal(err)
+					}
+				}
+				err := db.InTx(t.Context(), func(tx *store.Tx) error { return tx.SwapSetting(t.Context(), key, tt.old, tt.value) })
+				if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+					t.Fatalf("SwapSetting error = %v, want %v", err, tt.wantErr)
+				}
+				got, err := db.GetSetting(t.Context(), key)
+				if err != nil && !errors.Is(err, store.ErrNotFound) {
+					t.Fatal(err)
+				}
+				if got != tt.want {
+					t.Errorf("value after swap = %q, want %q", got, tt.want)
+				}
+			})
+		}
+	})
+}

@@ -125,3 +125,10 @@ func (d Deviation) Message() string {
 	return fmt.Sprintf("%s %.1f Mbit/s, z = %.1f against %s (mean %.1f, sd %.1f, %d samples)",
 		d.Metric, d.Value/1e6, d.Z, d.against(), d.Band.Mean/1e6, d.Band.SD/1e6, d.Band.N)
 }
+
+// SeriesRef is a traffic series the anomaly rule judges: an agent's
+// interface traffic, or the hub capture's (AgentID 0).
+type SeriesRef struct {
+	AgentID int64
+	Site    string
+}

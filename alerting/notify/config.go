@@ -69,7 +69,8 @@ func DefaultConfig() Config {
 }
 
 // Settings are the channels of spec 2.5 notifiers (alerting.Notifiers
-// with the same JSON names; app/hub copies one into the other).
+// with the same JSON names; the engine hands them over with
+// Notifiers.Delivery on each configuration it applies, SetSettings).
 type Settings struct {
 	Desktop         bool     `json:"desktop"`
 	GenericURL      string   `json:"generic_url"`

@@ -28,6 +28,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,11 +59,13 @@ type Store interface {
 type Deps struct {
 	Store Store
 	// Settings returns the channels in force (read at every batch, so a
-	// PUT /api/alerts applies at once).
+	// PUT /api/alerts applies at once); nil: the last SetSettings, which
+	// the alert engine calls on each configuration it applies.
 	Settings func() Settings
-	// LoadRoutes reads the stored routing rules at Start (nil: none);
-	// SetRoutes replaces them after an operator's change.
-	LoadRoutes func(ctx context.Context) ([]Route, error)
+	// Routes reads the stored routing rules at Start (nil: none); the
+	// route service (routes_store.go) replaces them after an operator's
+	// change.
+	Routes RouteLoader
 	// Guard dials every outbound connection (nil = no allow-list).
 	Guard *netguard.Guard
 	// EmailTLS, when set, is the TLS configuration of SMTP (tests trust
@@ -96,6 +99,9 @@ type Notifier struct {
 
 	routesMu sync.RWMutex
 	routes   []Route
+
+	// pushed holds the channels of the last SetSettings.
+	pushed atomic.Pointer[Settings]
 
 	siemMu  sync.Mutex
 	siemFwd *siem.Forwarder
@@ -149,9 +155,6 @@ func New(log *slog.Logger, cfg Config, deps Deps, reg prometheus.Registerer) *No
 	if deps.Guard == nil {
 		deps.Guard = netguard.New(netguard.DefaultConfig())
 	}
-	if deps.Settings == nil {
-		deps.Settings = func() Settings { return Settings{} }
-	}
 	host := cfg.Hostname
 	if host == "" {
 		host, _ = os.Hostname()
@@ -162,6 +165,10 @@ func New(log *slog.Logger, cfg Config, deps Deps, reg prometheus.Registerer) *No
 	n := &Notifier{log: log, cfg: cfg, dep: deps, m: newMetrics(reg), guard: deps.Guard, emailTLS: deps.EmailTLS,
 		hostname: host, now: deps.Now, q: newFairQueue(cfg.QueueSize),
 		groupEnds: make(chan groupEnd, 256), wake: map[string]chan struct{}{}}
+	if n.dep.Settings == nil {
+		n.pushed.Store(&Settings{})
+		n.dep.Settings = func() Settings { return *n.pushed.Load() }
+	}
 	if cfg.RateBurst > 0 {
 		n.lim = newLimiter(cfg.RateBurst, cfg.RateEvery)
 	}
@@ -188,8 +195,8 @@ func (n *Notifier) Start() error {
 	if n.dep.Store == nil {
 		return errors.New("notify: no store")
 	}
-	if n.dep.LoadRoutes != nil {
-		rs, err := n.dep.LoadRoutes(context.Background())
+	if n.dep.Routes != nil {
+		rs, err := n.dep.Routes.Load(context.Background())
 		if err != nil {
 			return err
 		}
@@ -204,6 +211,12 @@ func (n *Notifier) Start() error {
 		go n.worker(ctx, c)
 	}
 	return nil
+}
+
+// SetSettings makes s the channels in force (the alert engine calls it
+// on each configuration it applies); unused when Deps.Settings is set.
+func (n *Notifier) SetSettings(s Settings) {
+	n.pushed.Store(&s)
 }
 
 // SetRoutes replaces the routing rules (after an operator's change, stored).

@@ -92,12 +92,6 @@ type DeviceCreate struct {
 	Profile      string `json:"profile" jsonschema:"description=auto (default), 7.0, 7.2, 7.4, 7.6, default"`
 }
 
-// auditActor is the audit actor of the caller.
-func auditActor(c *gin.Context) audit.Actor {
-	who := callerOf(c)
-	return audit.Actor{Username: who.Username, Role: string(who.Role), ActorType: string(who.Actor)}
-}
-
 func (s *Server) listDevices(c *gin.Context, _ *struct{}) ([]DeviceItem, error) {
 	if s.deps.DeviceService == nil {
 		return []DeviceItem{}, nil

@@ -39,4 +39,5 @@ var schemaPrefixes = map[string]string{
 	"netmon/app/fleet/enroll": "Fleet",
 	"netmon/app/fleet/intake": "Fleet",
 	"netmon/capture/pcaprec":  "Record", // was capture/record
+	"netmon/alerting/health":  "",       // the health score's body, was app/api's (issue 29)
 }

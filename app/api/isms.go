@@ -2,24 +2,21 @@ package api
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"strconv"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"netmon/app/api/router"
-	"netmon/app/audit"
 	"netmon/app/compliance"
 	"netmon/app/errs"
 	"netmon/store"
 )
 
-// ISMSStore keeps the ISMS registers (*store.DB).
-type ISMSStore interface {
-	InTx(ctx context.Context, fn func(tx *store.Tx) error) error
-	ListISMS(ctx context.Context, kind string) ([]store.ISMSRecord, error)
+// ISMSRegisters are the ISMS registers (*compliance.Registers): they
+// validate and store with the audit record; these handlers translate.
+type ISMSRegisters interface {
+	List(ctx context.Context, kind string) ([]compliance.Entry, error)
+	Create(ctx context.Context, who store.AuditActor, kind string, in compliance.EntryIn) (compliance.Entry, error)
+	Update(ctx context.Context, who store.AuditActor, kind string, id int64, in compliance.EntryIn) (compliance.Entry, error)
 }
 
 // ISMSEntry is one register entry; exactly one of asset, risk, soa is set,
@@ -67,98 +64,20 @@ func (s *Server) listISMS(c *gin.Context, in *ismsKindIn) ([]ISMSEntry, error) {
 	if s.deps.ISMS == nil {
 		return out, nil
 	}
-	rs, err := s.deps.ISMS.ListISMS(c, in.Kind)
-	if err != nil {
-		return nil, err
+	es, err := s.deps.ISMS.List(c, in.Kind)
+	for _, e := range es {
+		out = append(out, ISMSEntry(e))
 	}
-	for _, r := range rs {
-		e, err := entryOf(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
-}
-
-func entryOf(r store.ISMSRecord) (ISMSEntry, error) {
-	e := ISMSEntry{ID: r.ID, Kind: r.Kind, Ref: r.Ref, UpdatedAt: r.UpdatedAt, UpdatedBy: r.UpdatedBy}
-	var dst any
-	switch r.Kind {
-	case compliance.ISMSAsset:
-		e.Asset = &compliance.Asset{}
-		dst = e.Asset
-	case compliance.ISMSRisk:
-		e.Risk = &compliance.Risk{}
-		dst = e.Risk
-	default:
-		e.SoA = &compliance.SoAEntry{}
-		dst = e.SoA
-	}
-	return e, json.Unmarshal([]byte(r.Data), dst)
-}
-
-// ismsData validates the body for kind and returns its JSON.
-func ismsData(kind, ref string, b *ISMSEntryIn) (string, error) {
-	var v any
-	var err error
-	switch kind {
-	case compliance.ISMSAsset:
-		if b.Asset == nil {
-			return "", invalidField("asset", "an assets entry carries asset")
-		}
-		v, err = b.Asset, compliance.ValidateAsset(b.Asset)
-	case compliance.ISMSRisk:
-		if b.Risk == nil {
-			return "", invalidField("risk", "a risks entry carries risk")
-		}
-		v, err = b.Risk, compliance.ValidateRisk(b.Risk)
-	default:
-		if b.SoA == nil {
-			return "", invalidField("soa", "an soa entry carries soa")
-		}
-		v, err = b.SoA, compliance.ValidateSoA(ref, b.SoA)
-	}
-	var fe *compliance.FieldError
-	if errors.As(err, &fe) {
-		return "", invalidField(fe.Field, "%s: %s", fe.Field, fe.Msg)
-	}
-	raw, _ := json.Marshal(v)
-	return string(raw), nil
+	return out, err
 }
 
 // createISMS stores an entry with its audit record (isms.create).
 func (s *Server) createISMS(c *gin.Context, in *ismsCreateIn) (ISMSEntry, error) {
-	if in.Body.Ref == "" || len(in.Body.Ref) > 64 {
-		return ISMSEntry{}, invalidField("ref", "ref: 1 to 64 characters")
-	}
-	data, err := ismsData(in.Kind, in.Body.Ref, &in.Body)
-	if err != nil {
-		return ISMSEntry{}, err
-	}
 	if s.deps.ISMS == nil {
 		return ISMSEntry{}, errs.NotFoundf("ISMS records are not available")
 	}
-	who := callerOf(c)
-	r := store.ISMSRecord{Kind: in.Kind, Ref: in.Body.Ref, Data: data, UpdatedAt: time.Now().Unix(), UpdatedBy: who.Username}
-	ev := audit.Event(c, audit.Actor{Username: who.Username, Role: string(who.Role), ActorType: string(who.Actor)},
-		audit.ActionISMSCreate, "isms/"+in.Kind, audit.ResultOK, in.Body.Ref, nil, json.RawMessage(data))
-	err = s.deps.ISMS.InTx(c, func(tx *store.Tx) error {
-		var err error
-		if r.ID, err = tx.InsertISMS(c, r); err != nil {
-			return err
-		}
-		ev.Target = "isms/" + in.Kind + "/" + strconv.FormatInt(r.ID, 10)
-		_, err = tx.AppendAudit(c, ev)
-		return err
-	})
-	if errors.Is(err, store.ErrISMSRefTaken) {
-		return ISMSEntry{}, errs.Conflictf("%s %q exists already", in.Kind, in.Body.Ref)
-	}
-	if err != nil {
-		return ISMSEntry{}, err
-	}
-	return entryOf(r)
+	e, err := s.deps.ISMS.Create(c, auditActor(c), in.Kind, compliance.EntryIn(in.Body))
+	return ISMSEntry(e), err
 }
 
 // updateISMS replaces an entry's content (its ref stays) with its audit
@@ -167,41 +86,6 @@ func (s *Server) updateISMS(c *gin.Context, in *ismsUpdateIn) (ISMSEntry, error)
 	if s.deps.ISMS == nil {
 		return ISMSEntry{}, errs.NotFoundf("no such entry")
 	}
-	who := callerOf(c)
-	var r store.ISMSRecord
-	err := s.deps.ISMS.InTx(c, func(tx *store.Tx) error {
-		rs, err := s.deps.ISMS.ListISMS(c, in.Kind)
-		if err != nil {
-			return err
-		}
-		ref := ""
-		for _, x := range rs {
-			if x.ID == in.ID {
-				ref = x.Ref
-			}
-		}
-		if ref == "" {
-			return errs.NotFoundf("no such %s entry", in.Kind)
-		}
-		data, err := ismsData(in.Kind, ref, &in.Body)
-		if err != nil {
-			return err
-		}
-		r = store.ISMSRecord{ID: in.ID, Kind: in.Kind, Ref: ref, Data: data, UpdatedAt: time.Now().Unix(), UpdatedBy: who.Username}
-		old, err := tx.UpdateISMS(c, r)
-		if err != nil {
-			return err
-		}
-		ev := audit.Event(c, audit.Actor{Username: who.Username, Role: string(who.Role), ActorType: string(who.Actor)},
-			audit.ActionISMSUpdate, "isms/"+in.Kind+"/"+strconv.FormatInt(in.ID, 10), audit.ResultOK, ref, json.RawMessage(old.Data), json.RawMessage(data))
-		_, err = tx.AppendAudit(c, ev)
-		return err
-	})
-	if errors.Is(err, store.ErrNotFound) {
-		return ISMSEntry{}, errs.NotFoundf("no such %s entry", in.Kind)
-	}
-	if err != nil {
-		return ISMSEntry{}, err
-	}
-	return entryOf(r)
+	e, err := s.deps.ISMS.Update(c, auditActor(c), in.Kind, in.ID, compliance.EntryIn(in.Body))
+	return ISMSEntry(e), err
 }

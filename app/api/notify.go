@@ -2,32 +2,37 @@ package api
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"slices"
-	"strconv"
 
 	"github.com/gin-gonic/gin"
 
 	"netmon/alerting/notify"
 	"netmon/app/api/router"
-	"netmon/app/audit"
-	"netmon/app/errs"
 	"netmon/store"
 	"netmon/store/record"
 )
 
 // Alert delivery (issue 19): routing rules, the delivery log and the
-// "send test" of each channel. The rules are one settings row, written
-// with the audit record of the change and then handed to the notifier.
+// "send test" of each channel. The rules are alerting/notify's resource
+// (RouteService).
 
-const alertRoutesKey = "alerts.routes"
+// AlertRoutes are the routing rules (*notify.RouteService): it
+// validates, stores with the audit record and hands them to the
+// notifier; these handlers only translate.
+type AlertRoutes interface {
+	List(ctx context.Context) ([]notify.Route, error)
+	Create(ctx context.Context, who store.AuditActor, r notify.Route) (notify.Route, error)
+	Update(ctx context.Context, who store.AuditActor, id string, r notify.Route) (notify.Route, error)
+	Delete(ctx context.Context, who store.AuditActor, id string) error
+}
+
+// ChannelProbe runs a channel's "send test" and records it
+// (*notify.Probe).
+type ChannelProbe interface {
+	Test(ctx context.Context, who store.AuditActor, channel string) (ok bool, reason string, err error)
+}
 
 // Notifier is the delivery side (*notify.Notifier).
 type Notifier interface {
-	Test(ctx context.Context, channel string) error
-	SetRoutes(rs []notify.Route)
 	// GroupResolved closes the tickets of an alert group (an incident
 	// resolved or closed); it never blocks.
 	GroupResolved(id, ts int64) bool
@@ -36,34 +41,6 @@ type Notifier interface {
 // DeliveryLog reads the delivery log (*store.DB).
 type DeliveryLog interface {
 	Deliveries(ctx context.Context, f store.DeliveryFilter) ([]record.AlertDelivery, error)
-}
-
-// LoadAlertRoutes reads the stored routing rules (none when unset).
-func LoadAlertRoutes(ctx context.Context, db SettingsStore) ([]notify.Route, error) {
-	doc, err := db.GetSetting(ctx, alertRoutesKey)
-	if errors.Is(err, store.ErrNotFound) {
-		return []notify.Route{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load alert routes: %w", err)
-	}
-	var rs []notify.Route
-	if err := json.Unmarshal([]byte(doc), &rs); err != nil {
-		return nil, fmt.Errorf("load alert routes: %w", err)
-	}
-	return rs, nil
-}
-
-func validateRoute(r notify.Route) error {
-	if r.MinSeverity < 0 || r.MinSeverity > 10 {
-		return errs.InvalidField("min_severity", "must be 0-10")
-	}
-	for _, c := range r.Channels {
-		if !slices.Contains(notify.Channels, c) {
-			return errs.InvalidField("channels", "unknown channel %q (want one of %v)", c, notify.Channels)
-		}
-	}
-	return nil
 }
 
 type routeIn struct {
@@ -83,102 +60,29 @@ func (s *Server) listRoutes(c *gin.Context, _ *router.NoInput) ([]notify.Route, 
 	if callerOf(c).SiteBound() {
 		return nil, errAlertsGlobal
 	}
-	return LoadAlertRoutes(c, s.deps.Settings)
+	return s.deps.AlertRoutes.List(c)
 }
 
 func (s *Server) createRoute(c *gin.Context, in *routeBodyIn) (notify.Route, error) {
-	r := in.Body
-	if err := validateRoute(r); err != nil {
-		return notify.Route{}, err
+	if callerOf(c).SiteBound() {
+		return notify.Route{}, errAlertsGlobal
 	}
-	var out notify.Route
-	err := s.changeRoutes(c, audit.ActionAlertRouteCreate, func(rs []notify.Route) ([]notify.Route, any, any, error) {
-		next := 1
-		for _, x := range rs {
-			if n, err := strconv.Atoi(x.ID); err == nil && n >= next {
-				next = n + 1
-			}
-		}
-		r.ID = strconv.Itoa(next)
-		out = r
-		return append(rs, r), nil, r, nil
-	})
-	return out, err
+	return s.deps.AlertRoutes.Create(c, auditActor(c), in.Body)
 }
 
 func (s *Server) updateRoute(c *gin.Context, in *routeUpdateIn) (notify.Route, error) {
-	r := in.Body
-	r.ID = in.ID
-	if err := validateRoute(r); err != nil {
-		return notify.Route{}, err
+	if callerOf(c).SiteBound() {
+		return notify.Route{}, errAlertsGlobal
 	}
-	err := s.changeRoutes(c, audit.ActionAlertRouteUpdate, func(rs []notify.Route) ([]notify.Route, any, any, error) {
-		i := slices.IndexFunc(rs, func(x notify.Route) bool { return x.ID == in.ID })
-		if i < 0 {
-			return nil, nil, nil, errs.NotFoundf("no such route")
-		}
-		old := rs[i]
-		rs[i] = r
-		return rs, old, r, nil
-	})
-	return r, err
+	return s.deps.AlertRoutes.Update(c, auditActor(c), in.ID, in.Body)
 }
 
 func (s *Server) deleteRoute(c *gin.Context, in *routeIn) (OKResult, error) {
-	err := s.changeRoutes(c, audit.ActionAlertRouteDelete, func(rs []notify.Route) ([]notify.Route, any, any, error) {
-		i := slices.IndexFunc(rs, func(x notify.Route) bool { return x.ID == in.ID })
-		if i < 0 {
-			return nil, nil, nil, errs.NotFoundf("no such route")
-		}
-		old := rs[i]
-		return slices.Delete(rs, i, i+1), old, nil, nil
-	})
-	return OKResult{OK: err == nil}, err
-}
-
-// changeRoutes is the read-modify-write of the rules with its audit
-// record in one transaction; the notifier gets the result after commit.
-func (s *Server) changeRoutes(c *gin.Context, action string, change func([]notify.Route) ([]notify.Route, any, any, error)) error {
 	if callerOf(c).SiteBound() {
-		return errAlertsGlobal
+		return OKResult{}, errAlertsGlobal
 	}
-	alertConfigMu.Lock()
-	defer alertConfigMu.Unlock()
-	rs, err := LoadAlertRoutes(c, s.deps.Settings)
-	if err != nil {
-		return err
-	}
-	next, before, after, err := change(rs)
-	if err != nil {
-		return err
-	}
-	doc, err := json.Marshal(next)
-	if err != nil {
-		return fmt.Errorf("save alert routes: %w", err)
-	}
-	id := callerOf(c)
-	target := "alert_routes"
-	if r, ok := after.(notify.Route); ok {
-		target += "/" + r.ID
-	} else if r, ok := before.(notify.Route); ok {
-		target += "/" + r.ID
-	}
-	ev := audit.Event(c, audit.Actor{Username: id.Username, Role: string(id.Role), ActorType: string(id.Actor)},
-		action, target, audit.ResultOK, "", before, after)
-	err = s.deps.Settings.InTx(c, func(tx *store.Tx) error {
-		if err := tx.PutSetting(c, alertRoutesKey, string(doc)); err != nil {
-			return err
-		}
-		_, err := tx.AppendAudit(c, ev)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("save alert routes: %w", err)
-	}
-	if s.deps.Notifier != nil {
-		s.deps.Notifier.SetRoutes(next)
-	}
-	return nil
+	err := s.deps.AlertRoutes.Delete(c, auditActor(c), in.ID)
+	return OKResult{OK: err == nil}, err
 }
 
 // ChannelTestResult is the answer of a "send test": whether the channel
@@ -199,27 +103,11 @@ func (s *Server) testChannel(c *gin.Context, in *channelIn) (ChannelTestResult, 
 	if callerOf(c).SiteBound() {
 		return ChannelTestResult{}, errAlertsGlobal
 	}
-	if !slices.Contains(notify.Channels, in.Channel) {
-		return ChannelTestResult{}, errs.InvalidField("channel", "unknown channel %q", in.Channel)
+	ok, reason, err := s.deps.ChannelProbe.Test(c, auditActor(c), in.Channel)
+	if err != nil {
+		return ChannelTestResult{}, err
 	}
-	if s.deps.Notifier == nil {
-		return ChannelTestResult{}, errs.Unavailablef(0, "alert delivery is not running")
-	}
-	res := ChannelTestResult{Channel: in.Channel, OK: true}
-	result := audit.ResultOK
-	if err := s.deps.Notifier.Test(c, in.Channel); err != nil {
-		res.OK, res.Error, result = false, err.Error(), audit.ResultError
-	}
-	id := callerOf(c)
-	ev := audit.Event(c, audit.Actor{Username: id.Username, Role: string(id.Role), ActorType: string(id.Actor)},
-		audit.ActionAlertChannelTest, "alert_channels/"+in.Channel, result, res.Error, nil, nil)
-	if err := s.deps.Settings.InTx(c, func(tx *store.Tx) error {
-		_, err := tx.AppendAudit(c, ev)
-		return err
-	}); err != nil {
-		return ChannelTestResult{}, fmt.Errorf("audit channel test: %w", err)
-	}
-	return res, nil
+	return ChannelTestResult{Channel: in.Channel, OK: ok, Error: reason}, nil
 }
 
 type deliveriesIn struct {

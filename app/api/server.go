@@ -128,13 +128,16 @@ type Deps struct {
 	AuditLog interface {
 		AppendAudit(ctx context.Context, e store.AuditEvent) (store.AuditEvent, error)
 	}
-	// Settings keeps the alert configuration (*store.DB); Vault seals its
-	// secrets (*vault.Vault).
-	Settings SettingsStore
-	Vault    Sealer
-	// Alerts is the alert engine: a saved configuration is applied to it
-	// at once, and its events are read through it (nil: not built).
-	Alerts AlertEngine
+	// Vault seals device credentials (*vault.Vault).
+	Vault Sealer
+	// AlertSettings is the alert configuration (*alerting.SettingsService);
+	// AlertRoutes the routing rules of delivery (*notify.RouteService).
+	AlertSettings AlertSettings
+	AlertRoutes   AlertRoutes
+	// ChannelProbe runs a channel's "send test" (*notify.Probe).
+	ChannelProbe ChannelProbe
+	// Health is the network health score (*health.Service; nil: 100).
+	Health NetworkScore
 	// AlertStore reads alert events and silences (*store.DB);
 	// AlertEngine learns of operators' changes (*alerting.Engine, nil:
 	// not built).
@@ -148,8 +151,8 @@ type Deps struct {
 	// ComplianceStore keeps the reviews (*store.DB).
 	Compliance      Compliance
 	ComplianceStore ComplianceStore
-	// ISMS keeps the ISMS registers (*store.DB).
-	ISMS ISMSStore
+	// ISMS are the ISMS registers (*compliance.Registers).
+	ISMS ISMSRegisters
 	// DeviceService is the device registry and its probe
 	// and series (*devices.Component; nil: empty lists, 503 on changes);
 	// Devices keeps uplinks (*store.DB); Topology builds the graph
@@ -167,6 +170,12 @@ type Deps struct {
 	// Threats gives the threat list and domain categories
 	// (/api/v1/threatintel, /api/v1/enrich); nil: none.
 	Threats ThreatLists
+}
+
+// Sealer seals secrets kept in the database (*vault.Vault).
+type Sealer interface {
+	Seal(plaintext, associatedData []byte) ([]byte, error)
+	Open(blob, associatedData []byte) ([]byte, error)
 }
 
 // SSO is the OpenID Connect login (app/auth/oidc.Provider).
@@ -227,8 +236,6 @@ type Server struct {
 	// templates maps gin's path syntax to the table's OpenAPI template,
 	// the route label of the metrics.
 	templates map[string]string
-	// health caches GET /api/v1/health per site scope.
-	health healthCache
 	// bodyTimeouts maps "METHOD ginPath" to a route's own body deadline.
 	bodyTimeouts map[string]time.Duration
 }

@@ -85,7 +85,7 @@ func (s *Server) enrich(c *gin.Context, in *lookupIn) (Enrichment, error) {
 	var out Enrichment
 	if a.IsValid() {
 		out.IP = a.String()
-		out.Private = !globalAddr(a)
+		out.Private = !threat.GlobalAddr(a)
 		if s.deps.Geo != nil {
 			out.GeoSource = s.deps.Geo.Source()
 			if gi, ok := s.deps.Geo.(geoInfo); ok {
@@ -114,38 +114,6 @@ func (s *Server) enrich(c *gin.Context, in *lookupIn) (Enrichment, error) {
 	}
 	return out, nil
 }
-
-// globalAddr is false for what never leaves a private network.
-func globalAddr(a netip.Addr) bool {
-	if a.IsPrivate() || a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsMulticast() || a.IsUnspecified() {
-		return false
-	}
-	for _, p := range nonGlobal {
-		if p.Contains(a) {
-			return false
-		}
-	}
-	return true
-}
-
-var nonGlobal = []netip.Prefix{
-	netip.MustParsePrefix("100.64.0.0/10"), // CGNAT
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("192.0.2.0/24"), netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("203.0.113.0/24"), // documentation
-	netip.MustParsePrefix("198.18.0.0/15"), // benchmarking
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("2001:db8::/32"),
-}
-
-// Reputations of GET /api/v1/threatintel, best to worst.
-const (
-	RepTrusted    = "trusted"
-	RepUnknown    = "unknown"
-	RepSuspicious = "suspicious"
-	RepMalicious  = "malicious"
-)
-
-var repRank = map[string]int{RepTrusted: 0, RepUnknown: 1, RepSuspicious: 2, RepMalicious: 3}
 
 // Decision is what decided a reputation.
 type Decision struct {
@@ -187,61 +155,43 @@ func (s *Server) threatIntel(c *gin.Context, in *lookupIn) (ThreatIntel, error) 
 	if err != nil {
 		return ThreatIntel{}, err
 	}
-	var l *threat.List
-	var cats *threat.Categories
-	if s.deps.Threats != nil {
-		l, cats = s.deps.Threats.IOC(), s.deps.Threats.Categories()
-	}
-	out := ThreatIntel{Reputation: RepUnknown}
-	if l != nil {
-		out.List = &ListInfo{Path: l.Path, Stats: l.Stats}
-	}
-	decide := func(rep string, d Decision) {
-		if out.DecidedBy == nil || repRank[rep] > repRank[out.Reputation] {
-			out.Reputation, out.DecidedBy = rep, &d
-		}
-	}
+	var out ThreatIntel
 	if in.Domain != "" {
 		n, ok := normaliseDomain(in.Domain)
 		if !ok {
 			return ThreatIntel{}, invalidField("domain", "query parameter \"domain\" is not a valid domain name")
 		}
 		out.Domain = n
-		if h, ok := l.Match(n); ok {
-			decide(RepMalicious, Decision{Source: "ioc_list", Subject: n, Entry: h.Entry, List: h.List, Line: h.Line})
-		} else if cat, h, ok := cats.Lookup(n); ok && strings.EqualFold(cat, RepTrusted) {
-			decide(RepTrusted, Decision{Source: "category_list", Subject: n, Entry: h.Entry, List: h.List, Line: h.Line})
-		}
 	}
 	if a.IsValid() {
 		out.IP = a.String()
-		if h, ok := l.MatchAddr(a); ok {
-			decide(RepMalicious, Decision{Source: "ioc_list", Subject: out.IP, Entry: h.Entry, List: h.List, Line: h.Line})
-		} else if d, ok := s.resolvedFromListed(l, a); ok {
-			decide(RepSuspicious, d)
-		} else if !globalAddr(a) {
-			decide(RepTrusted, Decision{Source: "builtin", Subject: out.IP, Entry: "non-global address"})
-		}
+	}
+	var l *threat.List
+	var cats *threat.Categories
+	if s.deps.Threats != nil {
+		l, cats = s.deps.Threats.IOC(), s.deps.Threats.Categories()
+	}
+	if l != nil {
+		out.List = &ListInfo{Path: l.Path, Stats: l.Stats}
+	}
+	v := threat.Decide(l, cats, out.Domain, a, s.resolved(l))
+	out.Reputation = v.Reputation
+	if v.DecidedBy != nil {
+		d := Decision(*v.DecidedBy)
+		out.DecidedBy = &d
 	}
 	return out, nil
 }
 
-// resolvedFromListed looks for a listed domain the hub capture saw
-// resolve to a (its DNS answers of the busiest domains).
-func (s *Server) resolvedFromListed(l *threat.List, a netip.Addr) (Decision, bool) {
+// resolved is what the hub capture saw resolve (its DNS answers of the
+// busiest domains), read only when there is a list to match them with.
+func (s *Server) resolved(l *threat.List) []threat.Resolved {
 	if l == nil || s.deps.Capture == nil {
-		return Decision{}, false
+		return nil
 	}
-	ip := a.String()
+	var out []threat.Resolved
 	for _, d := range s.deps.Capture.Snapshot().TopDomains {
-		for _, x := range d.IPs {
-			if x != ip {
-				continue
-			}
-			if h, ok := l.Match(d.Domain); ok {
-				return Decision{Source: "capture_dns", Subject: ip, Entry: h.Entry, List: h.List, Line: h.Line}, true
-			}
-		}
+		out = append(out, threat.Resolved{Domain: d.Domain, IPs: d.IPs})
 	}
-	return Decision{}, false
+	return out
 }

@@ -30,45 +30,45 @@ const (
 // Actions recorded so far. Later features add theirs here, so the list of
 // what the chain can contain is in one place.
 const (
-	ActionLogin        = "login"         // result ok or error (a failed login)
-	ActionLogout       = "logout"        //
+	ActionLogin        = "login"         // a sign-in (result error: a failed one)
+	ActionLogout       = "logout"        // a sign-out
 	ActionAccessDenied = "access.denied" // a route refused for lack of permission
-	ActionUserCreate   = "user.create"   //
-	ActionUserUpdate   = "user.update"   // role, site, enabled or password (masked)
-	ActionUserDelete   = "user.delete"   //
-	ActionTokenCreate  = "token.create"  // API token
-	ActionTokenDelete  = "token.delete"  // API token revoked
-	ActionCaptureStart = "capture.start" // result error when the interface did not open
-	ActionCaptureStop  = "capture.stop"  //
-	ActionRecordStart  = "record.start"  // PCAP recording
-	ActionRecordStop   = "record.stop"   //
+	ActionUserCreate   = "user.create"   // a user created
+	ActionUserUpdate   = "user.update"   // a user's role, site, enabled flag or password changed (the password masked)
+	ActionUserDelete   = "user.delete"   // a user deleted
+	ActionTokenCreate  = "token.create"  // an API token created
+	ActionTokenDelete  = "token.delete"  // an API token revoked
+	ActionCaptureStart = "capture.start" // the hub capture started (result error: the interface did not open)
+	ActionCaptureStop  = "capture.stop"  // the hub capture stopped
+	ActionRecordStart  = "record.start"  // a PCAP recording started
+	ActionRecordStop   = "record.stop"   // a PCAP recording stopped
 
-	ActionEnrollTokenCreate = "enroll_token.create"        // agent enrollment token
-	ActionEnrollTokenRevoke = "enroll_token.revoke"        //
+	ActionEnrollTokenCreate = "enroll_token.create"        // an agent enrollment token created
+	ActionEnrollTokenRevoke = "enroll_token.revoke"        // an agent enrollment token revoked
 	ActionEnrollTokenUsed   = "enroll_token.used"          // an agent enrolled (result error: refused hello)
 	ActionStaticTokenRotate = "enroll_token.rotate_static" // the hub's generated static enroll token replaced
-	ActionAgentUpdate       = "agent.update"               // display name changed
-	ActionAgentDelete       = "agent.delete"               // by an operator, or archived after -agent-archive-days offline
+	ActionAgentUpdate       = "agent.update"               // an agent's display name changed
+	ActionAgentDelete       = "agent.delete"               // an agent deleted by an operator, or archived after -agent-archive-days offline
 
 	ActionAlertsUpdate       = "alerts.update"        // the alert configuration (secrets masked)
 	ActionAlertAck           = "alert.ack"            // an alert event acknowledged
 	ActionAlertResolve       = "alert.resolve"        // an alert event resolved by an operator
 	ActionAlertNote          = "alert.note"           // a note added to an alert event
-	ActionAlertSilenceCreate = "alert.silence.create" //
-	ActionAlertSilenceDelete = "alert.silence.delete" //
-	ActionAlertRouteCreate   = "alert.route.create"   // a notification routing rule
-	ActionAlertRouteUpdate   = "alert.route.update"   //
-	ActionAlertRouteDelete   = "alert.route.delete"   //
+	ActionAlertSilenceCreate = "alert.silence.create" // a silence created
+	ActionAlertSilenceDelete = "alert.silence.delete" // a silence deleted
+	ActionAlertRouteCreate   = "alert.route.create"   // a notification routing rule created
+	ActionAlertRouteUpdate   = "alert.route.update"   // a notification routing rule changed
+	ActionAlertRouteDelete   = "alert.route.delete"   // a notification routing rule deleted
 	ActionAlertChannelTest   = "alert.channel.test"   // a "send test" (result error: the send failed)
 
 	ActionComplianceReview   = "compliance.review"   // a log or access review recorded (spec 6.5)
 	ActionComplianceEvidence = "compliance.evidence" // an evidence bundle downloaded (detail: range, masked)
-	ActionISMSCreate         = "isms.create"         // an ISMS register entry (asset, risk, SoA line)
-	ActionISMSUpdate         = "isms.update"         // before/after of the entry
+	ActionISMSCreate         = "isms.create"         // an ISMS register entry (asset, risk, SoA line) created
+	ActionISMSUpdate         = "isms.update"         // an ISMS register entry changed (before and after)
 
-	ActionDeviceCreate = "device.create" // credentials never in the record
-	ActionDeviceDelete = "device.delete" // with its samples
-	ActionUplinkSet    = "uplink.set"    // a manual topology uplink of an agent or device
+	ActionDeviceCreate = "device.create" // a device added (its credentials never in the record)
+	ActionDeviceDelete = "device.delete" // a device deleted, with its samples
+	ActionUplinkSet    = "uplink.set"    // a manual topology uplink of an agent or device set
 
 	// incident.<op>: an operator moved an incident (ack, investigate,
 	// resolve, close).

@@ -4,7 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"netmon/alerting"
+	"netmon/alerting/notify"
 	"netmon/app/auth"
+	"netmon/app/compliance"
 	"netmon/app/fleet/agents"
 	"netmon/app/fleet/enroll"
 )
@@ -33,6 +36,13 @@ func TestServiceVocabulary(t *testing.T) {
 		{"agent update", agents.ActionAgentUpdate, ActionAgentUpdate},
 		{"agent delete", agents.ActionAgentDelete, ActionAgentDelete},
 		{"agents result ok", agents.ResultOK, ResultOK},
+		{"alerts update", alerting.ActionAlertsUpdate, ActionAlertsUpdate},
+		{"alert route create", notify.ActionRouteCreate, ActionAlertRouteCreate},
+		{"alert route update", notify.ActionRouteUpdate, ActionAlertRouteUpdate},
+		{"alert route delete", notify.ActionRouteDelete, ActionAlertRouteDelete},
+		{"alert channel test", notify.ActionChannelTest, ActionAlertChannelTest},
+		{"isms create", compliance.ActionISMSCreate, ActionISMSCreate},
+		{"isms update", compliance.ActionISMSUpdate, ActionISMSUpdate},
 	}
 	for _, tt := range tests {
 		if tt.auth != tt.audit {
@@ -48,6 +58,9 @@ func TestBuilder(t *testing.T) {
 	who := Actor{Username: "bob", Role: "admin", ActorType: "user"}
 	var _ enroll.Auditor = Builder{}
 	var _ agents.Auditor = Builder{}
+	var _ alerting.Auditor = Builder{}
+	var _ notify.Auditor = Builder{}
+	var _ compliance.Auditor = Builder{}
 	var a auth.Auditor = Builder{}
 	got := a.Event(ctx, who, ActionUserUpdate, "user:1", ResultOK, "d", map[string]string{"password": "x"}, nil)
 	want := Event(ctx, who, ActionUserUpdate, "user:1", ResultOK, "d", map[string]string{"password": "x"}, nil)

@@ -38,6 +38,7 @@ type Store interface {
 	enroll.Store
 	intake.Store
 	agents.Store
+	AlertStore
 }
 
 // Deps are the fleet's collaborators. DB and Auditor are always needed;
@@ -75,6 +76,11 @@ type Service struct {
 	enroll *enroll.Service
 	intake *intake.Service
 	agents *agents.Service
+
+	// alertDB and inv serve the alert engine's reads (inventories.go,
+	// alertrates.go).
+	alertDB AlertStore
+	inv     inventories
 }
 
 // New builds the fleet and its three jobs; it does no I/O (Start loads
@@ -94,6 +100,7 @@ func New(log *slog.Logger, cfg Config, deps Deps) *Service {
 		agents: agents.New(log.With("job", "agents"), agents.Config{Interval: cfg.Interval, ArchiveDays: cfg.ArchiveDays, ArchiveEvery: cfg.ArchiveEvery,
 			Archive: cfg.Archive}, deps.DB, deps.Auditor, in),
 	}
+	s.alertDB = deps.DB
 	s.register(deps.Registry)
 	s.agents.Panics = panics.New(deps.Registry, log, "fleet")
 	return s

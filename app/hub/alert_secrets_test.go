@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"netmon/alerting"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"netmon/app/api"
 	"netmon/app/config"
 	"netmon/store"
 	"netmon/store/record"
@@ -248,7 +248,7 @@ func TestAlertSecretRepoint(t *testing.T) {
 			}
 		}
 		test("siem", `{"channel":"siem","ok":true,"error":""}`)
-		stored, err := api.LoadAlertSettings(ctx, h.db, h.vault)
+		stored, err := alerting.NewSettingsRows(h.db, h.vault).Load(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +275,7 @@ func TestAlertSecretRepoint(t *testing.T) {
 		}
 		// Nothing changed, and the destinations kept masked are no change.
 		boot.call("PUT", "/api/alerts", `{"notifiers":{"siem":{"target":"********","token":"********"},"ticket_url":"********","webhook_v2_url":"********","email_host":"127.0.0.1","email_port":2525}}`).must(t, 200)
-		if s, err := api.LoadAlertSettings(ctx, h.db, h.vault); err != nil || fmt.Sprint(s) != fmt.Sprint(stored) {
+		if s, err := alerting.NewSettingsRows(h.db, h.vault).Load(ctx); err != nil || fmt.Sprint(s) != fmt.Sprint(stored) {
 			t.Errorf("after the refusals:\n got %+v\nwant %+v (%v)", s, stored, err)
 		}
 		test("siem", `{"channel":"siem","ok":true,"error":""}`)

@@ -2,10 +2,10 @@ package hub
 
 import (
 	"context"
+	"netmon/alerting"
 	"strings"
 	"testing"
 
-	"netmon/app/api"
 	"netmon/store"
 	"netmon/store/storetest"
 )
@@ -47,7 +47,7 @@ func TestAlertConfig(t *testing.T) {
 		// The mask, null and an absent field keep the stored secrets (an
 		// empty string clears one: TestAlertSecretRepoint).
 		boot.call("PUT", "/api/alerts", `{"cooldown_min":5,"notifiers":{"messenger_token":"********","email_pass":null,"siem":{"token":"********"}}}`).must(t, 200)
-		s, err := api.LoadAlertSettings(ctx, h.db, h.vault)
+		s, err := alerting.NewSettingsRows(h.db, h.vault).Load(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestAlertConfig(t *testing.T) {
 		// Case 17: no audit record, no change.
 		auditDown(t, h)
 		boot.call("PUT", "/api/alerts", `{"cooldown_min":7}`).must(t, 500)
-		if s, err := api.LoadAlertSettings(ctx, h.db, h.vault); err != nil || s.CooldownMin != 5 {
+		if s, err := alerting.NewSettingsRows(h.db, h.vault).Load(ctx); err != nil || s.CooldownMin != 5 {
 			t.Errorf("after a failed audit: cooldown %d, %v", s.CooldownMin, err)
 		}
 		boot.call("GET", "/api/alerts", nil).must(t, 200) // reads go on

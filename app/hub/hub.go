@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"netmon/alerting"
+	"netmon/alerting/health"
 	"netmon/alerting/incident"
 	"netmon/alerting/notify"
 	"netmon/collectors/geo/threat"
@@ -31,6 +32,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"netmon/app/api"
+	"netmon/app/audit"
 	"netmon/app/auth"
 	"netmon/app/auth/oidc"
 	"netmon/app/compliance"
@@ -87,8 +89,14 @@ type Hub struct {
 	pki       *pki.Authority
 	fleet     *fleet.Service
 	alerts    *alerting.Engine
-	devices   *devices.Component
-	topology  *topology.Service
+	// alertSettings and alertRoutes are the alert configuration and the
+	// delivery routes as operators change them (alerts.go, notify.go).
+	alertSettings *alerting.SettingsService
+	alertRoutes   *notify.RouteService
+	// health is the network health score beside the engine.
+	health   *health.Service
+	devices  *devices.Component
+	topology *topology.Service
 	// iocList and categories are the -ioc-file and
 	// -domain-category-file watches (threat.go).
 	incidents  *incident.Correlator
@@ -269,9 +277,11 @@ func (h *Hub) buildHTTP() error {
 		FlowExporters:  h.flows,
 		Deep:           h.db,
 		AuditLog:       h.db,
-		Settings:       h.db,
 		Vault:          h.vault,
-		Alerts:         h.alerts,
+		AlertSettings:  h.alertSettings,
+		AlertRoutes:    h.alertRoutes,
+		ChannelProbe:   notify.NewProbe(h.notifier, h.db, audit.Builder{}),
+		Health:         h.health,
 		AlertStore:     h.db,
 		AlertEngine:    h.alerts,
 		Notifier:       h.notifier,
@@ -279,7 +289,7 @@ func (h *Hub) buildHTTP() error {
 		DeviceService:  h.devices,
 		Devices:        h.db,
 		Topology:       h.topology,
-		Threats:        threatLists{h},
+		Threats:        threat.Lists{IOCWatch: h.iocList, CategoryWatch: h.categories},
 		Incidents:      h.db,
 		Anomalies:      h.alerts,
 		Rates:          h.db,
@@ -287,7 +297,7 @@ func (h *Hub) buildHTTP() error {
 		CertAgentID:    pki.AgentID,
 		Guard:          h.guard,
 		LoopbackOnly:   h.loopbackOnly(),
-		Compliance:     h.compliance, ComplianceStore: h.db, ISMS: h.db,
+		Compliance:     h.compliance, ComplianceStore: h.db, ISMS: compliance.NewRegisters(h.db, audit.Builder{}),
 	})
 	if err != nil {
 		return fmt.Errorf("build api: %w", err)

@@ -28,7 +28,9 @@ var importRules = []struct {
 	{"store/migrations", nil},
 	{"capture/decode", nil},
 	{"agentmode/wire", nil},
-	{"ui", nil},
+	{"ui", []string{"ui/docs"}},
+	// The manual: embedded markdown, rendered; a leaf.
+	{"ui/docs", nil},
 	{"app/errs", nil},   // the error kinds services return
 	{"app/secret", nil}, // bearer tokens: generation, hashing, comparison
 	{"app/logging", nil},
@@ -75,10 +77,11 @@ var importRules = []struct {
 	// need (app/hub hands in the concrete types) and import only the
 	// store and leaves; services do not import each other. A service's
 	// own subpackages are the exception the rows below name.
-	{"alerting", []string{"alerting/anomaly", "alerting/incident", "alerting/notify", "alerting/rules", "alerting/siem", "app/errs", "store/record"}},
+	{"alerting", []string{"alerting/anomaly", "alerting/incident", "alerting/notify", "alerting/rules", "alerting/siem", "app/errs", "store", "store/record"}},
 	{"alerting/anomaly", []string{"store/record"}},
+	{"alerting/health", []string{"store", "store/record"}}, // the network health score, over typed counts
 	{"alerting/incident", []string{"app/errs", "store/record"}},
-	{"alerting/notify", []string{"alerting/siem", "app/netguard", "store/record"}},
+	{"alerting/notify", []string{"alerting/siem", "app/errs", "app/netguard", "store", "store/record"}},
 	{"alerting/rules", []string{"app/errs", "store/record"}},
 	{"alerting/siem", []string{"app/netguard", "store/record"}},
 	{"app/audit", []string{"store"}},
@@ -97,7 +100,9 @@ var importRules = []struct {
 	{"app/fleet/intake", []string{"agentmode/wire", "app/errs", "app/secret", "store", "store/record"}},
 	{"app/fleet/enroll", []string{"agentmode/wire", "app/errs", "app/fleet/intake", "app/secret", "store"}},
 	{"app/fleet/agents", []string{"agentmode/wire", "app/errs", "app/panics", "app/fleet/intake", "store"}},
-	{"app/fleet", []string{"agentmode/wire", "app/fleet/agents", "app/panics", "app/fleet/enroll", "app/fleet/intake", "app/fleet/pki", "store", "store/record"}},
+	// The fleet feeds the alert engine over its own reads (inventories,
+	// interface rates, traffic series) in the rules' and anomaly's types.
+	{"app/fleet", []string{"agentmode/wire", "alerting/anomaly", "alerting/rules", "app/fleet/agents", "app/panics", "app/fleet/enroll", "app/fleet/intake", "app/fleet/pki", "store", "store/record"}},
 
 	// The agent: its own subpackages, the protocol, the host's sockets,
 	// and the build version; nothing of the hub.
@@ -105,15 +110,15 @@ var importRules = []struct {
 
 	// 5. Only app/hub and app/api fan in; main.go imports only app/cli,
 	// whose commands are built over the services they run.
-	{"app/api", []string{"agentmode/wire", "alerting", "alerting/anomaly", "alerting/incident", "alerting/notify", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/errs", "app/fleet", "app/history", "app/httpguard", "app/logging", "app/procview", "app/secret", "app/topology", "app/version",
+	{"app/api", []string{"agentmode/wire", "alerting", "alerting/anomaly", "alerting/health", "alerting/incident", "alerting/notify", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/errs", "app/fleet", "app/history", "app/httpguard", "app/logging", "app/procview", "app/secret", "app/topology", "app/version",
 		"app/api/router", "capture", "capture/pcaprec", "capture/proc", "collectors/devices", "collectors/flows", "collectors/geo", "collectors/geo/threat", "store", "store/flowagg", "store/record", "ui"}},
 	// The route machinery: the table's row type, adapters, binding, OpenAPI.
 	{"app/api/router", []string{"app/errs"}},
-	{"app/hub", []string{"alerting", "alerting/anomaly", "alerting/incident", "alerting/notify", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/netguard", "app/panics", "app/topology", "app/version",
-		"capture", "capture/pcaprec", "capture/proc", "collectors/devices", "collectors/flows", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/record", "store/vault", "ui"}},
+	{"app/hub", []string{"alerting", "alerting/anomaly", "alerting/health", "alerting/incident", "alerting/notify", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/netguard", "app/panics", "app/topology", "app/version",
+		"capture", "capture/pcaprec", "capture/proc", "collectors/devices", "collectors/flows", "collectors/flows/netflow", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/record", "store/vault", "ui"}},
 	// The configuration composes the components' own Config structs.
 	{"app/config", []string{"agentmode", "alerting", "alerting/incident", "alerting/notify", "agentmode/collect", "app/api", "app/auth", "app/auth/oidc", "app/compliance", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/logging", "app/netguard", "app/topology", "capture", "capture/pcaprec", "collectors/devices", "collectors/flows", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
-	{"app/cli", []string{"agentmode", "app/audit", "app/auth", "app/compliance", "app/config", "app/fleet/enroll", "app/hub", "app/logging", "app/version", "store", "store/vault"}},
+	{"app/cli", []string{"agentmode", "app/audit", "app/auth", "app/compliance", "app/config", "app/fleet/enroll", "app/hub", "app/logging", "app/version", "store", "store/vault", "ui/docs"}},
 	{"", []string{"app/cli"}}, // main.go
 }
 
@@ -174,6 +179,21 @@ func TestImportDirection(t *testing.T) {
 	sort.Strings(bad)
 	for _, b := range dedupe(bad) {
 		t.Error(b)
+	}
+}
+
+// apiImporters are the only packages that may import app/api: the
+// composition root and the CLI. app/config is there for api.Config only
+// until the API's Config moves (issue 29); no service may call into the
+// API for a domain function.
+var apiImporters = []string{"app/hub", "app/cli", "app/config"}
+
+// TestOnlyRootImportsAPI: no row but apiImporters' allows app/api.
+func TestOnlyRootImportsAPI(t *testing.T) {
+	for _, r := range importRules {
+		if contains(r.allow, "app/api") && !contains(apiImporters, r.pkg) {
+			t.Errorf("%q may import app/api: only %v may", r.pkg, apiImporters)
+		}
 	}
 }
 

@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"netmon/alerting/rules"
+	"netmon/capture"
 	"netmon/collectors/geo/threat"
+	"netmon/store"
 )
 
 // buildThreat builds the watches of the threat list and the domain
@@ -33,16 +35,17 @@ func (m iocMatcher) Generation() int64 { return m.w.Loads() }
 // SNI and HTTP Hosts (deep collection) and the hub capture's DNS domains
 // (the snapshot's busiest; a domain is reported again when its query
 // count grows).
-type alertNames struct{ h *Hub }
+type alertNames struct {
+	capture *capture.Capture
+	db      *store.DB
+}
 
 func (a alertNames) Names(ctx context.Context, since time.Time) ([]rules.Name, error) {
 	var out []rules.Name
-	if a.h.capture != nil {
-		for _, d := range a.h.capture.Snapshot().TopDomains {
-			out = append(out, rules.Name{Name: d.Domain, Source: "dns", TS: d.Queries + d.Responses})
-		}
+	for _, d := range a.capture.Snapshot().TopDomains {
+		out = append(out, rules.Name{Name: d.Domain, Source: "dns", TS: d.Queries + d.Responses})
 	}
-	ns, err := a.h.db.ObservedNames(ctx, since.Unix())
+	ns, err := a.db.ObservedNames(ctx, since.Unix())
 	if err != nil {
 		return out, err
 	}
@@ -51,9 +54,3 @@ func (a alertNames) Names(ctx context.Context, since time.Time) ([]rules.Name, e
 	}
 	return out, nil
 }
-
-// threatLists hands the API the current loads.
-type threatLists struct{ h *Hub }
-
-func (t threatLists) IOC() *threat.List              { return t.h.iocList.Current() }
-func (t threatLists) Categories() *threat.Categories { return t.h.categories.Current() }

@@ -47,6 +47,8 @@ type datagram struct {
 
 // Collector receives and decodes flow exports.
 type Collector struct {
+	// dropped counts the records the full sink refused (Dropped).
+	dropped atomic.Uint64
 	// guard recovers a panic of a reader, a worker or the template saver
 	// (netmon_panics_total{component="flows"}) and runs it again.
 	guard     *panics.Guard
@@ -330,6 +332,7 @@ func (c *Collector) worker(w int) {
 				c.m.handed.Add(float64(n))
 			} else {
 				c.m.sinkFull.Add(float64(n))
+				c.dropped.Add(uint64(n))
 			}
 			batch = batch[:0]
 		}
@@ -459,3 +462,7 @@ func (c *Collector) saveTemplates() {
 	}
 	c.saved = gen
 }
+
+// Dropped returns the flow records dropped because the ingest queue was
+// full, since start (the network health score reads it).
+func (c *Collector) Dropped() uint64 { return c.dropped.Load() }

@@ -118,6 +118,8 @@ type Channel struct {
 	hourErr prometheus.Counter
 	dropped *prometheus.CounterVec // kind, reason
 	depth   prometheus.GaugeFunc
+	// droppedN is every record dropped, for Dropped.
+	droppedN atomic.Uint64
 }
 
 // New returns the queue; Start launches the writers.
@@ -354,7 +356,12 @@ func (q *Channel) put(it item, kind, n int) bool {
 	return false
 }
 
+// Dropped returns the records the ingest path dropped since start, of
+// every kind and reason (the network health score reads it).
+func (q *Channel) Dropped() uint64 { return q.droppedN.Load() }
+
 func (q *Channel) drop(kind, reason string, n int) {
+	q.droppedN.Add(uint64(n))
 	q.dropped.WithLabelValues(kind, reason).Add(float64(n))
 	q.records.WithLabelValues(kind, "dropped").Add(float64(n))
 }

@@ -20,6 +20,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -73,6 +74,8 @@ type Service struct {
 	db   Store
 	sink record.Sink
 	m    *metrics
+	// spoolDropped is every batch agents reported discarding (SpoolDropped).
+	spoolDropped atomic.Uint64
 
 	mu      sync.Mutex
 	agents  map[int64]*agentState  // intake state of agents seen since start
@@ -307,6 +310,7 @@ func (in *Service) Telemetry(ctx context.Context, agent AgentRef, ip netip.Addr,
 	}
 	if t.Dropped > 0 {
 		in.m.agentDrop.Add(float64(t.Dropped))
+		in.spoolDropped.Add(t.Dropped)
 		in.log.Warn("agent discarded telemetry batches", "agent_id", agent.ID, "dropped", t.Dropped)
 	}
 	return resp, nil
@@ -340,3 +344,7 @@ func cleanAddrs(ifs []wire.Interface) {
 		ifs[i].Addrs = out
 	}
 }
+
+// SpoolDropped returns the telemetry batches agents reported discarding
+// from their full offline queue since start.
+func (in *Service) SpoolDropped() uint64 { return in.spoolDropped.Load() }

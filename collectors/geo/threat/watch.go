@@ -144,3 +144,27 @@ func (w *Watch[T]) Current() T {
 
 // Loads counts the successful loads so far.
 func (w *Watch[T]) Loads() int64 { return w.reloads.Load() }
+
+// Lists are the current loads of the threat list and the domain
+// categories, as the API's lookups read them (nil watches or loads:
+// none).
+type Lists struct {
+	IOCWatch      *Watch[*List]
+	CategoryWatch *Watch[*Categories]
+}
+
+// IOC returns the threat list in force (nil: none).
+func (l Lists) IOC() *List {
+	if l.IOCWatch == nil {
+		return nil
+	}
+	return l.IOCWatch.Current()
+}
+
+// Categories returns the domain categories in force (nil: none).
+func (l Lists) Categories() *Categories {
+	if l.CategoryWatch == nil {
+		return nil
+	}
+	return l.CategoryWatch.Current()
+}
