@@ -215,7 +215,7 @@ func schemaNames() map[reflect.Type]string {
 
 		// store/record
 		named[record.AlertDelivery]("AlertDelivery"),
-		named[record.IfaceSample]("DeviceInterface"),
+		named[DeviceInterface]("DeviceInterface"),
 		named[record.PolicyDelta]("FirewallPolicyDelta"),
 		named[record.ResourceSample]("DeviceResource"),
 		named[record.SDWANSample]("SDWANSample"),

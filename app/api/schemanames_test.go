@@ -116,7 +116,6 @@ func TestSchemaNames(t *testing.T) {
 func storeRowsStillBodies() map[reflect.Type]bool {
 	return map[reflect.Type]bool{
 		reflect.TypeFor[store.IfaceRate]():          true, // devices.go
-		reflect.TypeFor[record.IfaceSample]():       true, // devices.go
 		reflect.TypeFor[record.PolicyDelta]():       true, // devices.go
 		reflect.TypeFor[record.ResourceSample]():    true, // devices.go
 		reflect.TypeFor[record.SDWANSample]():       true, // devices.go

@@ -156,15 +156,13 @@ type Deps struct {
 	ComplianceStore ComplianceStore
 	// ISMS are the ISMS registers (*compliance.Registers).
 	ISMS ISMSRegisters
-	// Devices keeps devices and their samples (*store.DB; nil: empty
-	// lists); DevicePoller probes and re-reads the list (*snmp.Poller);
-	// Topology builds the graph (*topology.Service). Device credentials
-	// are sealed with Vault.
-	Devices      DeviceStore
-	DevicePoller DevicePoller
-	Topology     TopologyBuilder
-	// FirewallProber probes firewall REST devices (nil: 503).
-	FirewallProber FirewallProber
+	// DeviceService is the device registry and its probe
+	// and series (*devices.Component; nil: empty lists, 503 on changes);
+	// Devices keeps uplinks (*store.DB); Topology builds the graph
+	// (*topology.Service).
+	DeviceService DeviceService
+	Devices       DeviceStore
+	Topology      TopologyBuilder
 	// Incidents reads and moves correlated incidents (*store.DB); nil:
 	// empty list.
 	Incidents IncidentStore

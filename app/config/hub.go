@@ -44,10 +44,10 @@ import (
 	"netmon/app/topology"
 	"netmon/capture"
 	"netmon/capture/pcaprec"
+	"netmon/collectors/devices"
 	"netmon/collectors/flows"
 	"netmon/collectors/geo"
 	"netmon/collectors/geo/threat"
-	"netmon/collectors/snmp"
 	"netmon/collectors/syslog"
 	"netmon/store"
 	"netmon/store/queue"
@@ -114,8 +114,11 @@ type HubConfig struct {
 	// Compliance is the compliance log (-compliance, -tsa-url,
 	// -compliance-key, -worm-dir, -mask-pii, -compliance-retention-days).
 	Compliance compliance.Config
-	// SNMP is the device poller (-poller, -devpoll-concurrency).
-	SNMP snmp.Config
+	// Devices is the device component: the registry and the one poller
+	// of SNMP and firewall REST devices (-poller, -devpoll-concurrency;
+	// YAML block "devices", its drivers' tuning there as snmp_* and
+	// firewall_*).
+	Devices devices.Config
 	// Threat is the threat list and the domain categories (-ioc-file,
 	// -domain-category-file).
 	Threat threat.Config
@@ -181,7 +184,7 @@ func DefaultHubConfig() HubConfig {
 		TLS:            pki.DefaultConfig(),
 		Alerts:         alerting.DefaultConfig(),
 		Compliance:     compliance.DefaultConfig(),
-		SNMP:           snmp.DefaultConfig(),
+		Devices:        devices.DefaultConfig(),
 		Threat:         threat.DefaultConfig(),
 	}
 }

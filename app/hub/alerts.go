@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"netmon/alerting"
@@ -11,7 +10,6 @@ import (
 	"netmon/app/audit"
 	"netmon/capture"
 	"netmon/capture/proc"
-	"netmon/collectors/fwrest"
 )
 
 // buildAlerts builds the alert engine over its inputs' owners: the
@@ -27,8 +25,8 @@ func (h *Hub) buildAlerts() {
 		Store:       h.db,
 		Traffic:     alertTraffic{h.capture},
 		Inventories: []alerting.InventorySource{hostInventory{h.conns}, h.fleet},
-		Ifaces:      []alerting.IfaceSource{h.fleet, deviceIfaceRates{h}},
-		Firewalls:   firewallStates{h},
+		Ifaces:      []alerting.IfaceSource{h.fleet, h.devices},
+		Firewalls:   h.devices,
 		Settings:    rows.Load,
 		Sink:        h.notifier,
 		Notify:      h.notifier,
@@ -40,24 +38,6 @@ func (h *Hub) buildAlerts() {
 	h.health = health.New(health.Deps{Alerts: h.db, Agents: h.fleet, Capture: h.capture,
 		Drops: []health.Dropper{h.queue, h.flows, h.fleet}})
 	h.parts.add("alerts", h.alerts.Start, noCtx(h.alerts.Stop))
-}
-
-// deviceIfaceRates feeds the iface_util rule the device interfaces of
-// the SNMP poller's latest polls (the agents' come from the fleet). The
-// rule keys on an agent id: devices are agent 0, their interfaces named
-// "<device> (device <id>) <iface>" so keys stay apart. It reads the
-// poller late (built after the engine): the device component replaces it.
-type deviceIfaceRates struct{ h *Hub }
-
-func (d deviceIfaceRates) IfaceRates(context.Context) ([]rules.IfaceRate, error) {
-	var out []rules.IfaceRate
-	if d.h.poller != nil {
-		for _, r := range d.h.poller.IfaceRates() {
-			out = append(out, rules.IfaceRate{Site: r.Site, Name: r.DeviceName + " (device " + strconv.FormatInt(r.DeviceID, 10) + ") " + r.Iface,
-				SpeedBps: float64(r.SpeedBps), InBps: r.RxBps * 8, OutBps: r.TxBps * 8})
-		}
-	}
-	return out, nil
 }
 
 // alertTraffic reads the capture's snapshot for the bw and target rules.
@@ -90,37 +70,4 @@ func (h hostInventory) Inventories(ctx context.Context) ([]rules.Inventory, erro
 		inv.Conns = rules.AppendEstablished(inv.Conns, c.RemoteAddr, c.Status, c.Process, 0, "")
 	}
 	return []rules.Inventory{inv}, nil
-}
-
-// firewallStates feeds the firewall-device rules each REST device's
-// latest successful poll, if no older than two of its intervals (a
-// device that stopped answering is judged by its last_error, not by an
-// old tunnel state).
-type firewallStates struct{ h *Hub }
-
-func (f firewallStates) FirewallStates(context.Context) ([]rules.FirewallState, error) {
-	if f.h.fwPoller == nil {
-		return nil, nil
-	}
-	now := time.Now()
-	var out []rules.FirewallState
-	for _, l := range f.h.fwPoller.LatestPolls(48 * time.Hour) {
-		if now.Sub(l.At) > 2*fwrest.Interval(l.Device) {
-			continue
-		}
-		out = append(out, ruleState(l))
-	}
-	return out, nil
-}
-
-func ruleState(l fwrest.Latest) rules.FirewallState {
-	s := rules.FirewallState{DeviceID: l.Device.ID, Name: l.Device.Name, Site: l.Device.Site, Sessions: l.Result.Sessions}
-	for _, t := range l.Result.Tunnels {
-		s.Tunnels = append(s.Tunnels, rules.TunnelState{VDOM: t.VDOM, Name: t.Name, Up: t.Status == "up"})
-	}
-	for _, h := range l.Result.Health {
-		s.Health = append(s.Health, rules.HealthState{VDOM: h.VDOM, Name: h.Name, Member: h.Member, Up: h.Status == "up",
-			LatencyMS: h.LatencyMS, JitterMS: h.JitterMS, LossPct: h.LossPct})
-	}
-	return s
 }

@@ -11,6 +11,7 @@ import (
 
 	"netmon/app/api"
 	"netmon/app/config"
+	"netmon/collectors/devices"
 	"netmon/collectors/fwrest/fwtest"
 	"netmon/collectors/snmp/snmptest"
 	"netmon/store"
@@ -122,10 +123,10 @@ func TestDeviceRoutes(t *testing.T) {
 		if strings.Contains(string(row.Secrets), "s3cret") {
 			t.Error("the community is stored in clear")
 		}
-		if _, err := h.vault.Open(row.Secrets, api.DeviceAD(node.ID)); err != nil {
+		if _, err := h.vault.Open(row.Secrets, devices.AD(node.ID)); err != nil {
 			t.Errorf("own row: %v", err)
 		}
-		if _, err := h.vault.Open(row.Secrets, api.DeviceAD(created.ID)); err == nil {
+		if _, err := h.vault.Open(row.Secrets, devices.AD(created.ID)); err == nil {
 			t.Error("a blob moved to another row opened")
 		}
 

@@ -33,7 +33,7 @@ func TestFirewallHostileAnswersKeepTheHubUp(t *testing.T) {
 			boot.call("POST", "/api/v1/devices", map[string]any{"name": "fw " + body, "kind": "firewall", "vendor": "fwvendor",
 				"api_url": fw.URL, "api_token": "fw-token", "api_verify_tls": false, "poll_seconds": 60}).must(t, 200).decode(t, &dev)
 			// The scheduler's call, now rather than at the device's phase.
-			if !h.fwPoller.PollDevice(context.Background(), dev.ID) {
+			if !h.devices.PollDevice(context.Background(), dev.ID) {
 				t.Fatal("the firewall device is not scheduled")
 			}
 			want[dev.Name] = "/api/v2/monitor/system/status: not a firewall API response: " + map[string]string{
@@ -53,8 +53,8 @@ func TestFirewallHostileAnswersKeepTheHubUp(t *testing.T) {
 			}
 		}
 		metrics := boot.call("GET", "/metrics", nil).must(t, 200).body
-		for _, w := range []string{`netmon_fwrest_request_errors_total{reason="decode"} 3`, `netmon_fwrest_polls_total{result="error"} 3`,
-			`netmon_fwrest_polls_total{result="ok"} 0`, `netmon_panics_total{component="fwrest"} 0`} {
+		for _, w := range []string{`netmon_fwrest_request_errors_total{reason="decode"} 3`, `netmon_device_polls_total{driver="fwrest",result="error"} 3`,
+			`netmon_device_polls_total{driver="fwrest",result="ok"} 0`, `netmon_panics_total{component="fwrest"} 0`} {
 			if !strings.Contains(metrics, "\n"+w+"\n") {
 				t.Errorf("/metrics lacks %s", w)
 			}

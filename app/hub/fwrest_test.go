@@ -29,7 +29,7 @@ func TestFirewallScheduledPoll(t *testing.T) {
 			"api_url": fw.URL, "api_token": "fw-token", "api_verify_tls": false, "poll_seconds": 60}).must(t, 200).decode(t, &dev)
 		// The create refreshed the schedule; poll now rather than wait
 		// for the device's phase in its 60 s interval.
-		if !h.fwPoller.PollDevice(context.Background(), dev.ID) {
+		if !h.devices.PollDevice(context.Background(), dev.ID) {
 			t.Fatal("the firewall device is not scheduled")
 		}
 		var list []api.DeviceItem
@@ -62,16 +62,16 @@ func TestFirewallScheduledPoll(t *testing.T) {
 		// The poller's metrics are on /metrics: this one poll, its seven
 		// requests, no error.
 		metrics := boot.call("GET", "/metrics", nil).must(t, 200).body
-		for _, want := range []string{`netmon_fwrest_polls_total{result="ok"} 1`, `netmon_fwrest_polls_total{result="error"} 0`,
+		for _, want := range []string{`netmon_device_polls_total{driver="fwrest",result="ok"} 1`, `netmon_device_polls_total{driver="fwrest",result="error"} 0`,
 			`netmon_fwrest_requests_total{endpoint="status"} 1`, `netmon_fwrest_requests_total{endpoint="policies"} 1`,
 			`netmon_fwrest_request_errors_total{reason="guard"} 0`, `netmon_fwrest_request_errors_total{reason="tls"} 0`,
-			"netmon_fwrest_devices 1", "netmon_fwrest_poll_duration_seconds_count 1", "# TYPE netmon_fwrest_pacing_wait_seconds_total counter"} {
+			`netmon_devices{driver="fwrest"} 1`, `netmon_devices{driver="snmp"} 0`, `netmon_device_poll_duration_seconds_count{driver="fwrest"} 1`, "# TYPE netmon_fwrest_pacing_wait_seconds_total counter"} {
 			if !strings.Contains(metrics, "\n"+want+"\n") {
 				t.Errorf("/metrics lacks %s", want)
 			}
 		}
 		// The alert rules read the latest poll.
-		st, _ := firewallStates{h.Hub}.FirewallStates(context.Background())
+		st, _ := h.devices.FirewallStates(context.Background())
 		if len(st) != 1 || st[0].DeviceID != dev.ID || st[0].Site != "a" || len(st[0].Tunnels) != 2 || st[0].Tunnels[0].Up != true || st[0].Tunnels[1].Up ||
 			len(st[0].Health) != 2 || *st[0].Sessions != 1834 {
 			t.Errorf("firewall states = %+v", st)

@@ -46,10 +46,9 @@ import (
 	"netmon/app/version"
 	"netmon/capture"
 	"netmon/capture/proc"
+	"netmon/collectors/devices"
 	"netmon/collectors/flows"
-	"netmon/collectors/fwrest"
 	"netmon/collectors/geo"
-	"netmon/collectors/snmp"
 	"netmon/collectors/syslog"
 	"netmon/store"
 	"netmon/store/queue"
@@ -100,8 +99,7 @@ type Hub struct {
 	alertRoutes   *notify.RouteService
 	// health is the network health score beside the engine.
 	health   *health.Service
-	poller   *snmp.Poller
-	fwPoller *fwrest.Poller
+	devices  *devices.Component
 	topology *topology.Service
 	// iocList and categories are the -ioc-file and
 	// -domain-category-file watches (threat.go).
@@ -176,15 +174,17 @@ func New(ctx context.Context, log *slog.Logger, cfg config.HubConfig, opts ...Op
 	if err := h.buildCapture(); err != nil {
 		return nil, err
 	}
-	// The alert engine before the collectors: the compliance log raises
-	// time_drift through it.
+	// The device component before the alert engine (it implements the
+	// engine's interface rates and firewall states); the alert engine
+	// before the collectors: the compliance log raises time_drift
+	// through it.
 	h.buildThreat()
+	h.buildDevices()
 	h.buildAlerts()
 	h.buildCollectors()
 	if err := h.buildFleet(ctx); err != nil {
 		return nil, err
 	}
-	h.buildDevices()
 	h.buildTopology()
 	h.buildIncidents()
 	// The live feed ticks from the capture and the alert engine.
@@ -292,10 +292,9 @@ func (h *Hub) buildHTTP() error {
 		AlertEngine:    h.alerts,
 		Notifier:       h.notifier,
 		Deliveries:     h.db,
+		DeviceService:  h.devices,
 		Devices:        h.db,
-		DevicePoller:   devicePollers{h.poller, h.fwPoller},
 		Topology:       h.topology,
-		FirewallProber: fwProber{guard: h.netGuard},
 		Threats:        threat.Lists{IOCWatch: h.iocList, CategoryWatch: h.categories},
 		Incidents:      h.db,
 		Anomalies:      h.alerts,

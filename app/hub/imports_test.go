@@ -57,10 +57,15 @@ var importRules = []struct {
 	{"collectors/flows/replay/cmd/flowreplay", []string{"collectors/flows/replay"}},
 	{"collectors/flows/replay", nil},
 	{"collectors/syslog", []string{"app/panics", "collectors/udpsock", "store/record"}},
-	{"collectors/snmp", []string{"app/panics", "collectors/udpsock", "store/record"}}, // wave 2: a poller and trap listener
+	{"collectors/snmp", []string{"app/panics", "collectors/udpsock", "store/record"}}, // the device component's SNMP driver
 	{"collectors/snmp/snmptest", nil},                                                 // starts a real snmpd for tests
-	{"collectors/fwrest", []string{"app/netguard", "app/panics", "store/record"}},     // wave 2: the firewall REST driver
+	{"collectors/fwrest", []string{"app/netguard", "app/panics", "store/record"}},     // the device component's firewall REST driver
 	{"collectors/fwrest/fwtest", nil},                                                 // the fixture device of its tests
+	// The device component owns a resource (the registry) and polls
+	// through its drivers: like a service it imports the store, audit
+	// and errs; it implements the alert engine's inputs (alerting/rules'
+	// types), and no other service.
+	{"collectors/devices", []string{"alerting/rules", "app/audit", "app/errs", "app/netguard", "app/panics", "collectors/fwrest", "collectors/snmp", "store", "store/record"}},
 
 	// 3. The store knows nothing of HTTP, collectors or alerting.
 	{"store", []string{"app/panics", "store/flowagg", "store/migrations", "store/record"}},
@@ -105,13 +110,13 @@ var importRules = []struct {
 
 	// 5. Only app/hub and app/api fan in; main.go imports only app/cli,
 	// whose commands are built over the services they run.
-	{"app/api", []string{"agentmode/wire", "alerting", "alerting/anomaly", "alerting/health", "alerting/incident", "alerting/notify", "app/api/router", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/errs", "app/fleet", "app/fleet/agents", "app/fleet/enroll", "app/fleet/intake", "app/history", "app/httpguard", "app/logging", "app/procview", "app/secret", "app/topology", "app/version", "capture", "capture/pcaprec", "capture/proc", "capture/source", "collectors/flows", "collectors/fwrest", "collectors/geo", "collectors/geo/threat", "collectors/snmp", "store", "store/flowagg", "store/record", "ui"}},
+	{"app/api", []string{"agentmode/wire", "alerting", "alerting/anomaly", "alerting/health", "alerting/incident", "alerting/notify", "app/api/router", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/errs", "app/fleet", "app/fleet/agents", "app/fleet/enroll", "app/fleet/intake", "app/history", "app/httpguard", "app/logging", "app/procview", "app/secret", "app/topology", "app/version", "capture", "capture/pcaprec", "capture/proc", "capture/source", "collectors/devices", "collectors/flows", "collectors/fwrest", "collectors/geo", "collectors/geo/threat", "collectors/snmp", "store", "store/flowagg", "store/record", "ui"}},
 	// The route machinery: the table's row type, adapters, binding, OpenAPI.
 	{"app/api/router", []string{"app/errs"}},
 	{"app/hub", []string{"alerting", "alerting/anomaly", "alerting/health", "alerting/incident", "alerting/notify", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/netguard", "app/panics", "app/topology", "app/version",
-		"capture", "capture/pcaprec", "capture/proc", "collectors/flows", "collectors/flows/netflow", "collectors/fwrest", "collectors/geo", "collectors/geo/threat", "collectors/snmp", "collectors/syslog", "store", "store/queue", "store/record", "store/vault", "ui"}},
+		"capture", "capture/pcaprec", "capture/proc", "collectors/devices", "collectors/flows", "collectors/flows/netflow", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/record", "store/vault", "ui"}},
 	// The configuration composes the components' own Config structs.
-	{"app/config", []string{"agentmode", "alerting", "alerting/incident", "alerting/notify", "agentmode/collect", "app/api", "app/auth", "app/auth/oidc", "app/compliance", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/logging", "app/netguard", "app/topology", "capture", "capture/pcaprec", "collectors/flows", "collectors/geo", "collectors/geo/threat", "collectors/snmp", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
+	{"app/config", []string{"agentmode", "alerting", "alerting/incident", "alerting/notify", "agentmode/collect", "app/api", "app/auth", "app/auth/oidc", "app/compliance", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/logging", "app/netguard", "app/topology", "capture", "capture/pcaprec", "collectors/devices", "collectors/flows", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
 	{"app/cli", []string{"agentmode", "app/audit", "app/auth", "app/compliance", "app/config", "app/fleet/enroll", "app/hub", "app/logging", "app/version", "store", "store/vault", "ui/docs"}},
 	{"", []string{"app/cli"}}, // main.go
 }

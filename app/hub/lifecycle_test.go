@@ -100,9 +100,11 @@ func TestHubStopsInReverse(t *testing.T) {
 			stopped = append(stopped, strings.TrimPrefix(e, "stop "))
 		}
 	}
-	// Each after what it reads: the alert engine before the compliance
-	// log (time_drift), the live feed after the alert engine (its events).
-	wantStarted := []string{"retention", "auth", "geo", "capture", "ioc-list", "domain-categories", "notify", "alerts", "queue", "compliance", "flows", "syslog", "fleet", "snmp", "fwrest", "topology", "incidents", "live", "http"}
+	// Each after what it reads: the device component before the alert
+	// engine (interface rates, firewall states), the alert engine before
+	// the compliance log (time_drift), the live feed after the alert
+	// engine (its events).
+	wantStarted := []string{"retention", "auth", "geo", "capture", "ioc-list", "domain-categories", "devices", "notify", "alerts", "queue", "compliance", "flows", "syslog", "fleet", "topology", "incidents", "live", "http"}
 	if diff := cmp.Diff(started, wantStarted); diff != "" {
 		t.Errorf("start order (-got, +want):\n%s", diff)
 	}

@@ -20,13 +20,17 @@ type Config struct {
 	// larger answer fails that endpoint (too many entries) instead of
 	// filling memory and the database.
 	MaxRecords int
+	// MaxBackoff caps the wait before a failing device is polled again
+	// (doubling from its interval); the device component applies it.
+	MaxBackoff time.Duration
 }
 
 // DefaultConfig returns the defaults: 150 ms spacing, 10 s a request
 // (connection, headers and the whole body: a slow or endless answer is
-// cut there), 8 MiB a body, 50 000 entries an endpoint.
+// cut there), 8 MiB a body, 50 000 entries an endpoint, 30 minutes'
+// backoff at most.
 func DefaultConfig() Config {
-	return Config{Spacing: 150 * time.Millisecond, Timeout: 10 * time.Second, MaxBody: 8 << 20, MaxRecords: 50000}
+	return Config{Spacing: 150 * time.Millisecond, Timeout: 10 * time.Second, MaxBody: 8 << 20, MaxRecords: 50000, MaxBackoff: 30 * time.Minute}
 }
 
 // Deps are the driver's collaborators.

@@ -12,9 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"netmon/collectors/fwrest/fwtest"
-	"netmon/store"
 	"netmon/store/record"
-	"netmon/store/storetest"
 )
 
 var monitorPaths = map[string]string{"status": pathStatus, "resources": pathResources, "interfaces": pathIfaces,
@@ -127,47 +125,4 @@ func TestPollOversizeAndSlow(t *testing.T) {
 	if a, b := testutil.ToFloat64(c.m.errors.WithLabelValues(reasonTooLarge)), testutil.ToFloat64(c.m.errors.WithLabelValues(reasonTimeout)); a != 1 || b != 1 {
 		t.Errorf("too_large %v, timeout %v; want 1 and 1", a, b)
 	}
-}
-
-// TestPollPanicIsTheDevicesError (RELIABILITY case 33): a panic inside
-// one device's poll becomes that device's last_error and a count in
-// netmon_panics_total{component="fwrest"}; the poller goes on, and the
-// device's next poll (with a new client) succeeds.
-func TestPollPanicIsTheDevicesError(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ctx := context.Background()
-		srv := fwtest.Start(fixture("7.6"), "tok")
-		defer srv.Close()
-		id := addFirewall(t, db, srv.URL)
-		dev := record.Device{ID: id, Vendor: "fwvendor", APIURL: srv.URL, APIToken: "tok", Profile: "auto", PollSeconds: 60, Enabled: true}
-		reg := prometheus.NewRegistry()
-		p := NewPoller(nil, fastConfig(), PollerDeps{Targets: staticTargets{dev}, Writer: db, Registerer: reg})
-		if err := p.Refresh(ctx); err != nil {
-			t.Fatal(err)
-		}
-		p.PollDevice(ctx, id)
-		// The kept client now panics inside the poll (its spacing wait).
-		p.devices[id].client.sleep = func(time.Duration) { panic("injected") }
-		if !p.PollDevice(ctx, id) {
-			t.Fatal("not polled")
-		}
-		d, _ := db.Device(ctx, id)
-		if d.LastError != `internal error in fwrest (recovered panic: injected); counted in netmon_panics_total` {
-			t.Errorf("last_error %q", d.LastError)
-		}
-		if err := testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP netmon_panics_total Panics recovered in background work (a device poll, a loop iteration), by component; each one became that item's error instead of a crash.
-# TYPE netmon_panics_total counter
-netmon_panics_total{component="fwrest"} 1
-`), "netmon_panics_total"); err != nil {
-			t.Error(err)
-		}
-		if p.devices[id].running || p.devices[id].client != nil {
-			t.Errorf("after the panic: running %v, client kept %v", p.devices[id].running, p.devices[id].client != nil)
-		}
-		p.PollDevice(ctx, id)
-		if d, _ := db.Device(ctx, id); d.LastError != "" || d.SysName != "fw-edge-1" {
-			t.Errorf("the next poll: last_error %q sys_name %q", d.LastError, d.SysName)
-		}
-	})
 }

@@ -31,38 +31,27 @@ const (
 
 var errorReasons = []string{reasonTimeout, reasonTLS, reasonRefused, reasonGuard, reasonHTTPStatus, reasonTooLarge, reasonDecode, reasonOther}
 
-// metrics of the scheduled poller: polls by result and their duration,
-// requests per endpoint and failed ones per reason, devices scheduled,
-// and the time requests were held back by the per-device spacing. The
-// probe (POST /api/v1/devices/probe) is not counted: its clients have
-// no metrics. No label comes from a device.
+// metrics of the scheduled polls' requests: per endpoint, failed ones
+// per reason, and the time requests were held back by the per-device
+// spacing. Polls, their duration and the devices scheduled are the
+// device component's, labelled driver="fwrest". The probe (POST
+// /api/v1/devices/probe) is not counted: its clients have no metrics.
+// No label comes from a device.
 type metrics struct {
-	polls    *prometheus.CounterVec // result: ok, error
-	duration prometheus.Histogram
 	requests *prometheus.CounterVec // endpoint: endpointNames
 	errors   *prometheus.CounterVec // reason: errorReasons
-	devices  prometheus.Gauge
 	pacing   prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
-		polls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netmon_fwrest_polls_total",
-			Help: "Firewall device polls by result (ok: the status endpoint answered; error: it did not)."}, []string{"result"}),
-		// A poll is 7 requests at least 150 ms apart (about 1 s), up to
-		// 10 s a request when a device is slow.
-		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "netmon_fwrest_poll_duration_seconds",
-			Help: "Time one poll of one firewall device took.", Buckets: prometheus.ExponentialBuckets(0.25, 2, 10)}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netmon_fwrest_requests_total",
 			Help: "Monitor API requests attempted, by endpoint (each one either answered or counted in netmon_fwrest_request_errors_total)."}, []string{"endpoint"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netmon_fwrest_request_errors_total",
 			Help: "Monitor API requests that failed, by reason (timeout, tls, refused, guard, http_status, too_large, decode, other)."}, []string{"reason"}),
-		devices: prometheus.NewGauge(prometheus.GaugeOpts{Name: "netmon_fwrest_devices", Help: "Firewall REST devices scheduled for polling."}),
 		pacing: prometheus.NewCounter(prometheus.CounterOpts{Name: "netmon_fwrest_pacing_wait_seconds_total",
 			Help: "Time requests waited for the 150 ms spacing between two requests to one device."}),
 	}
-	m.polls.WithLabelValues("ok")
-	m.polls.WithLabelValues("error")
 	for _, e := range endpointNames {
 		m.requests.WithLabelValues(e)
 	}
@@ -70,7 +59,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.errors.WithLabelValues(r)
 	}
 	if reg != nil {
-		reg.MustRegister(m.polls, m.duration, m.requests, m.errors, m.devices, m.pacing)
+		reg.MustRegister(m.requests, m.errors, m.pacing)
 	}
 	return m
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	dto "github.com/prometheus/client_model/go"
 
 	"netmon/app/netguard"
 	"netmon/collectors/fwrest/fwtest"
@@ -67,15 +66,6 @@ func fixtureCopy(t *testing.T, profile string, change map[string]string) string 
 		}
 	}
 	return dir
-}
-
-func histogramOf(t *testing.T, h prometheus.Histogram) (count uint64, sum float64) {
-	t.Helper()
-	var m dto.Metric
-	if err := h.Write(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
 }
 
 // TestPollMetrics: one scheduled poll of a device, and the exact counts
@@ -168,25 +158,13 @@ func TestPollMetrics(t *testing.T) {
 			dev := record.Device{ID: 1, Vendor: "fwvendor", APIURL: apiURL, APIToken: tt.token, APIVerifyTLS: tt.verifyTLS, Profile: "auto", Enabled: true}
 			reg := prometheus.NewPedanticRegistry()
 			w := &pollLog{}
-			p := NewPoller(nil, cfg, PollerDeps{Deps: tt.deps, Targets: staticTargets{dev}, Writer: w, Registerer: reg})
-			if err := p.Refresh(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			if !p.PollDevice(context.Background(), dev.ID) {
-				t.Fatal("device not polled")
-			}
+			p := NewDriver(cfg, tt.deps, reg)
+			s := p.Open()
+			defer s.Close()
+			_ = pollSave(t, s, dev, w)
 
 			if len(w.polls) != 1 || (w.polls[0].Err == "") != (tt.wantResult == "ok") {
 				t.Fatalf("stored polls %+v; want one, result %s", w.polls, tt.wantResult)
-			}
-			for _, result := range []string{"ok", "error"} {
-				want := 0.0
-				if result == tt.wantResult {
-					want = 1
-				}
-				if got := testutil.ToFloat64(p.m.polls.WithLabelValues(result)); got != want {
-					t.Errorf("polls_total{result=%q} = %v, want %v", result, got, want)
-				}
 			}
 			var logged map[string]float64
 			if srv != nil {
@@ -217,26 +195,16 @@ func TestPollMetrics(t *testing.T) {
 					t.Errorf("request_errors_total{reason=%q} = %v, want %v", r, got, tt.wantErrs[r])
 				}
 			}
-			if got := testutil.ToFloat64(p.m.devices); got != 1 {
-				t.Errorf("devices = %v, want 1", got)
-			}
 			// Each request after the first waited at most the spacing.
 			pacing := testutil.ToFloat64(p.m.pacing)
 			if pacing < 0 || pacing > (max(sent, 1)-1)*cfg.Spacing.Seconds() || (sent > 1 && pacing == 0) {
 				t.Errorf("pacing_wait_seconds_total = %v after %v requests", pacing, sent)
 			}
-			wantCount := uint64(1)
-			if tt.noPoll {
-				wantCount = 0
-			}
-			if count, sum := histogramOf(t, p.m.duration); count != wantCount || sum < pacing {
-				t.Errorf("poll_duration_seconds: %d samples, sum %v; want %d, at least the pacing %v", count, sum, wantCount, pacing)
-			}
-			// Every series is registered, labelled ones pre-created: 2
-			// results, 7 endpoints, 8 reasons, the histogram, the gauge,
-			// the pacing counter, and netmon_panics_total{component="fwrest"}.
-			if n, err := testutil.GatherAndCount(reg); err != nil || n != 2+7+8+3+1 {
-				t.Errorf("gathered %d series (%v), want 21", n, err)
+			// Every series is registered, labelled ones pre-created: 7
+			// endpoints, 8 reasons and the pacing counter (polls, their
+			// duration and the device gauge are the device component's).
+			if n, err := testutil.GatherAndCount(reg); err != nil || n != 7+8+1 {
+				t.Errorf("gathered %d series (%v), want 16", n, err)
 			}
 		})
 	}
@@ -249,18 +217,17 @@ func TestPacingMetric(t *testing.T) {
 	srv := fwtest.Start(fixture("7.4"), "tok")
 	defer srv.Close()
 	dev := record.Device{ID: 1, Vendor: "fwvendor", APIURL: srv.URL, APIToken: "tok", Profile: "auto", Enabled: true}
-	p := NewPoller(nil, DefaultConfig(), PollerDeps{Targets: staticTargets{dev}, Writer: &pollLog{}})
-	if err := p.Refresh(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	p.PollDevice(context.Background(), dev.ID)
+	p := NewDriver(DefaultConfig(), Deps{}, nil)
+	s := p.Open()
+	defer s.Close()
+	_ = pollSave(t, s, dev, &pollLog{})
 	first := testutil.ToFloat64(p.m.pacing)
 	var waits []time.Duration
-	p.devices[dev.ID].client.sleep = func(d time.Duration) {
+	s.client.sleep = func(d time.Duration) {
 		waits = append(waits, d)
 		time.Sleep(d)
 	}
-	p.PollDevice(context.Background(), dev.ID)
+	_ = pollSave(t, s, dev, &pollLog{})
 	// Summed in the counter's order, from its value before: the same
 	// float additions, so the same value to the last bit.
 	sum := first

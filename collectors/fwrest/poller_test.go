@@ -3,11 +3,8 @@ package fwrest
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"netmon/collectors/fwrest/fwtest"
 	"netmon/store"
@@ -15,9 +12,21 @@ import (
 	"netmon/store/storetest"
 )
 
-type staticTargets []record.Device
+// pollSaver is where a test's polls go (*store.DB, pollLog).
+type pollSaver interface {
+	SaveDevicePoll(ctx context.Context, p record.DevicePoll) error
+}
 
-func (s staticTargets) PollTargets(context.Context) ([]record.Device, error) { return s, nil }
+// pollSave polls dev once through s and saves the result, as the device
+// component's scheduler does.
+func pollSave(t *testing.T, s *Session, dev record.Device, w pollSaver) error {
+	t.Helper()
+	out, err := s.Poll(context.Background(), dev)
+	if serr := w.SaveDevicePoll(context.Background(), out); serr != nil {
+		t.Fatal(serr)
+	}
+	return err
+}
 
 func addFirewall(t *testing.T, db *store.DB, url string) int64 {
 	t.Helper()
@@ -49,9 +58,8 @@ func TestInterval(t *testing.T) {
 // TestScheduledPollStores: per profile and on both databases, two
 // scheduled polls of the fixture device store the device's system
 // group, api_profile/version/caps, interface and resource samples and
-// the VPN, SD-WAN and policy rows exactly; the next poll is one interval
-// (60 s, poll_seconds 10 raised) after the previous one was due; the
-// retention loop prunes the new tables and deleting the device removes
+// the VPN, SD-WAN and policy rows exactly (rates against the session's
+// previous poll); the retention loop prunes the new tables and deleting the device removes
 // its rows.
 func TestScheduledPollStores(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -62,22 +70,19 @@ func TestScheduledPollStores(t *testing.T) {
 				defer srv.Close()
 				id := addFirewall(t, db, srv.URL)
 				dev := record.Device{ID: id, Vendor: "fwvendor", APIURL: srv.URL, APIToken: "tok", Profile: "auto", PollSeconds: 10, Enabled: true}
-				p := NewPoller(nil, DefaultConfig(), PollerDeps{Targets: staticTargets{dev}, Writer: db})
+				drv := NewDriver(DefaultConfig(), Deps{}, nil)
 				t0 := time.Unix(1764000600, 0)
 				clock := t0
-				p.now = func() time.Time { return clock }
-				if err := p.Refresh(ctx); err != nil {
+				drv.now = func() time.Time { return clock }
+				s := drv.Open()
+				defer s.Close()
+				if err := pollSave(t, s, dev, db); err != nil {
 					t.Fatal(err)
 				}
-				p.devices[id].next = t0
-				if !p.PollDevice(ctx, id) {
-					t.Fatal("device not polled")
-				}
-				if next := p.devices[id].next; !next.Equal(t0.Add(time.Minute)) {
-					t.Errorf("next poll at %v, want %v", next, t0.Add(time.Minute))
-				}
 				clock = t0.Add(time.Minute)
-				p.PollDevice(ctx, id)
+				if err := pollSave(t, s, dev, db); err != nil {
+					t.Fatal(err)
+				}
 
 				d, err := db.Device(ctx, id)
 				if err != nil {
@@ -152,7 +157,7 @@ func TestScheduledPollStores(t *testing.T) {
 				}
 
 				clock = time.Now()
-				p.PollDevice(ctx, id) // rows again, then the device goes
+				_ = pollSave(t, s, dev, db) // rows again, then the device goes
 				if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteDevice(ctx, id) }); err != nil {
 					t.Fatal(err)
 				}
@@ -202,28 +207,25 @@ func TestPolicyDeltas(t *testing.T) {
 	})
 }
 
-// TestPollFailureBacksOff: a refused token is the device's last_error,
-// and the next try waits the interval doubled per failure.
-func TestPollFailureBacksOff(t *testing.T) {
+// TestPollFailureSaysWhy: a refused token is the device's last_error,
+// each poll asks the status endpoint once and stops there. (The backoff
+// is the device component's: collectors/devices.)
+func TestPollFailureSaysWhy(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		srv := fwtest.Start(fixture("7.4"), "right")
 		defer srv.Close()
 		id := addFirewall(t, db, srv.URL)
 		dev := record.Device{ID: id, Vendor: "fwvendor", APIURL: srv.URL, APIToken: "wrong", Profile: "auto", PollSeconds: 120, Enabled: true}
-		p := NewPoller(nil, DefaultConfig(), PollerDeps{Targets: staticTargets{dev}, Writer: db})
+		drv := NewDriver(DefaultConfig(), Deps{}, nil)
 		t0 := time.Unix(1764000600, 0)
-		p.now = func() time.Time { return t0 }
-		if err := p.Refresh(ctx); err != nil {
-			t.Fatal(err)
-		}
-		p.PollDevice(ctx, id)
-		if next := p.devices[id].next; !next.Equal(t0.Add(2 * time.Minute)) {
-			t.Errorf("first retry at %v", next)
-		}
-		p.PollDevice(ctx, id)
-		if next := p.devices[id].next; !next.Equal(t0.Add(4 * time.Minute)) {
-			t.Errorf("second retry at %v", next)
+		drv.now = func() time.Time { return t0 }
+		s := drv.Open()
+		defer s.Close()
+		for range 2 {
+			if err := pollSave(t, s, dev, db); err == nil {
+				t.Fatal("a refused token polled")
+			}
 		}
 		d, _ := db.Device(ctx, id)
 		if d.LastError != "/api/v2/monitor/system/status: 401: the API token was refused" || d.LastPoll != t0.Unix() {
@@ -232,39 +234,5 @@ func TestPollFailureBacksOff(t *testing.T) {
 		if times, _ := srv.Requests(); len(times) != 2 {
 			t.Errorf("%d requests; want 2 (the status endpoint, once per poll)", len(times))
 		}
-		if l := p.LatestPolls(time.Hour); len(l) != 0 {
-			t.Errorf("latest polls of a failing device: %d", len(l))
-		}
 	})
-}
-
-// TestRefreshSelects: only enabled fwvendor devices with an api_url are
-// scheduled.
-func TestRefreshSelects(t *testing.T) {
-	p := NewPoller(nil, DefaultConfig(), PollerDeps{Targets: staticTargets{
-		{ID: 1, Vendor: "fwvendor", APIURL: "https://192.0.2.1", Enabled: true},
-		{ID: 2, Vendor: "fwvendor", APIURL: "https://192.0.2.2", Enabled: false},
-		{ID: 3, Vendor: "", Host: "192.0.2.3", Enabled: true},
-		{ID: 4, Vendor: "fwvendor", Enabled: true},
-	}})
-	if err := p.Refresh(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for id := range p.devices {
-		ids = append(ids, string(rune('0'+id)))
-	}
-	if strings.Join(ids, ",") != "1" {
-		t.Errorf("scheduled %v", ids)
-	}
-	if got := testutil.ToFloat64(p.m.devices); got != 1 {
-		t.Errorf("devices gauge %v, want 1", got)
-	}
-	p.deps.Targets = staticTargets{}
-	if err := p.Refresh(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := testutil.ToFloat64(p.m.devices); len(p.devices) != 0 || got != 0 {
-		t.Errorf("after the device went: %d scheduled, gauge %v", len(p.devices), got)
-	}
 }

@@ -30,7 +30,7 @@ type recordedPoll struct {
 // open the session (v3 discovery) and fill the interface cache, then
 // fullWalkEvery polls recorded, the production mix (moving columns,
 // and a whole walk every fullWalkEvery-th poll).
-func recordCycle(b *testing.B, p *Poller, dev record.Device) recordedPoll {
+func recordCycle(b *testing.B, p *Driver, dev record.Device) recordedPoll {
 	relay, err := net.ListenPacket("udp4", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

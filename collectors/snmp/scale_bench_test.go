@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,32 +18,9 @@ import (
 )
 
 var (
-	scaleDevices = flag.Int("snmp-devices", 1000, "BenchmarkPollerScale: simulated devices (48 interfaces each)")
-	scaleSims    = flag.Int("snmp-sims", 2, "BenchmarkPollerScale: snmpsimd processes sharing the devices (one Python process answers 9 000-13 000 values/s, less than 1 000 devices' first whole walks need)")
-	scaleSeconds = flag.Int("snmp-seconds", 75, "BenchmarkPollerScale: run length; the interval is 60 s, so every device is due once in the first 60 s")
 	rateSeconds  = flag.Int("snmp-rate-seconds", 5, "BenchmarkPollerVsSnmpd: seconds of each measurement")
 	freshSession = flag.Bool("snmp-fresh-sessions", false, "BenchmarkPollerVsSnmpd: a new session per poll (the poller before sessions were kept), for comparison")
 )
-
-// countingWriter counts polls per device and keeps when each started
-// and when it was saved (finished).
-type countingWriter struct {
-	mu     sync.Mutex
-	polls  map[int64][]int64
-	done   map[int64][]time.Time
-	errors map[string]int
-}
-
-func (w *countingWriter) SaveDevicePoll(_ context.Context, p record.DevicePoll) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.polls[p.DeviceID] = append(w.polls[p.DeviceID], p.TS)
-	w.done[p.DeviceID] = append(w.done[p.DeviceID], time.Now())
-	if p.Err != "" {
-		w.errors[p.Err]++
-	}
-	return nil
-}
 
 // cpuSeconds is this process's user+system CPU time.
 func cpuSeconds() float64 {
@@ -64,105 +40,6 @@ func procCPUSeconds(pid int) float64 {
 	ut, _ := strconv.ParseFloat(f[11], 64)
 	st, _ := strconv.ParseFloat(f[12], 64)
 	return (ut + st) / 100 // USER_HZ
-}
-
-// BenchmarkPollerScale: one poller, -snmp-devices simulated switches of
-// 48 interfaces (-snmp-sims snmpsimd processes on loopback sharing them,
-// one community per device),
-// every device every 60 s, the default 96 workers. Reports whether every
-// device was polled inside the first interval, the poller's CPU (share
-// of one core), its request and varbind rates, and snmpsimd's CPU.
-func BenchmarkPollerScale(b *testing.B) {
-	n, nsim := *scaleDevices, max(1, *scaleSims)
-	dirs := make([]string, nsim)
-	for i := range dirs {
-		dirs[i] = b.TempDir()
-	}
-	start := time.Now()
-	for i := range n {
-		if err := snmptest.WriteSwitch(filepath.Join(dirs[i%nsim], fmt.Sprintf("dev%04d.snmprec", i)), fmt.Sprintf("sw%04d", i), 48); err != nil {
-			b.Fatal(err)
-		}
-	}
-	sims := make([]*snmptest.Sim, nsim)
-	for i := range sims {
-		sims[i] = snmptest.StartSim(b, dirs[i])
-	}
-	simCPU := func() float64 {
-		var s float64
-		for _, sim := range sims {
-			s += procCPUSeconds(sim.Pid)
-		}
-		return s
-	}
-	b.Logf("%d snmpsimd processes ready with %d devices in %v", nsim, n, time.Since(start).Round(time.Millisecond))
-	devs := make([]record.Device, n)
-	for i := range devs {
-		devs[i] = record.Device{ID: int64(i + 1), Host: sims[i%nsim].Addr, SNMPVersion: "2c", Community: fmt.Sprintf("dev%04d", i), PollSeconds: 60, Enabled: true}
-	}
-	w := &countingWriter{polls: map[int64][]int64{}, done: map[int64][]time.Time{}, errors: map[string]int{}}
-	cfg := DefaultConfig()
-	cfg.TopologyEvery = time.Hour // the scale run polls interfaces; topology tables are not in the fixtures
-	cfg.Timeout, cfg.Retries = 5*time.Second, 1
-	p := New(nil, cfg, Deps{Targets: &memStore{devs: devs}, Writer: w})
-	b.ResetTimer()
-	for range b.N {
-		cpu0, simCPU0, t0 := cpuSeconds(), simCPU(), time.Now()
-		req0, vb0 := readCounter(p.m.requests), readCounter(p.m.varbinds)
-		if err := p.Start(); err != nil {
-			b.Fatal(err)
-		}
-		time.Sleep(time.Duration(*scaleSeconds) * time.Second)
-		_ = p.Stop()
-		wall := time.Since(t0).Seconds()
-		cpu, simUsed := cpuSeconds()-cpu0, simCPU()-simCPU0
-		req, vb := readCounter(p.m.requests)-req0, readCounter(p.m.varbinds)-vb0
-		w.mu.Lock()
-		inFirst, inLast, total := 0, 0, 0
-		end := t0.Unix() + int64(wall)
-		// A device's k-th poll is due at t0 + its phase + k intervals and
-		// must finish (be saved) before the next is due: lag is how long
-		// after its due time a poll finished.
-		var maxLag time.Duration
-		overdue := 0
-		for id := range int64(n) {
-			ts := w.polls[id+1]
-			total += len(ts)
-			if len(ts) > 0 && ts[0]-t0.Unix() < 60 {
-				inFirst++
-			}
-			// Steady state: polled in the run's last interval (whole
-			// walks done, moving columns only but every 10th poll).
-			if len(ts) > 0 && wall >= 120 && ts[len(ts)-1] >= end-60 {
-				inLast++
-			}
-			due := t0.Add(p.phase(devs[id]))
-			for k, f := range w.done[id+1] {
-				lag := f.Sub(due.Add(time.Duration(k) * time.Minute))
-				maxLag = max(maxLag, lag)
-				if lag > time.Minute {
-					overdue++
-				}
-			}
-		}
-		errs := fmt.Sprint(w.errors)
-		w.mu.Unlock()
-		b.ReportMetric(float64(inFirst), "devices-polled-in-first-60s")
-		b.ReportMetric(float64(overdue), "polls-finished-after-next-due")
-		b.ReportMetric(maxLag.Seconds(), "max-lag-s")
-		if wall >= 120 {
-			b.ReportMetric(float64(inLast), "devices-polled-in-last-60s")
-		}
-		b.ReportMetric(100*cpu/wall, "poller-%core")
-		b.ReportMetric(100*simUsed/wall, "snmpsimd-%core")
-		b.ReportMetric(req/wall, "requests/s")
-		b.ReportMetric(vb/wall, "varbinds/s")
-		b.ReportMetric(readCounter(p.m.late), "late-polls")
-		b.Logf("%d devices x 48 interfaces, 60 s interval, %.0f s: %d/%d devices' first polls started within the first 60 s, %d within the last (runs of 120 s or more), %d polls, "+
-			"%d finished after their next poll was due (longest from due to finished: %.1f s), errors %s; "+
-			"poller %.1f%% of a core, %d snmpsimd %.1f%% of a core together; %.0f requests/s, %.0f varbinds/s; late polls %v",
-			n, wall, inFirst, n, inLast, total, overdue, maxLag.Seconds(), errs, 100*cpu/wall, nsim, 100*simUsed/wall, req/wall, vb/wall, readCounter(p.m.late))
-	}
 }
 
 // BenchmarkPollerVsSnmpd: the poller's request rate against a real
@@ -195,7 +72,7 @@ func BenchmarkPollerVsSnmpd(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			for range b.N {
 				raw := rawGetRate(b, dev, d, agent.Pid())
-				p := New(nil, testConfig(), Deps{})
+				p := New(testConfig(), Deps{})
 				rec := recordCycle(b, p, dev)
 				replay := replayRate(b, dev.Host, rec, 16, d)
 				var reqs, vbs, polls atomic.Int64

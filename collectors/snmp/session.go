@@ -112,35 +112,49 @@ func privProto(s string) (gosnmp.SnmpV3PrivProtocol, error) {
 	return 0, fmt.Errorf("v3_priv_proto %q: want AES, AES256 or DES", s)
 }
 
+// FieldError is a device setting that does not hold, named by its
+// field (host, snmp_version, v3_user, v3_auth_proto, v3_priv_proto): the
+// API answers it as that field's error.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *FieldError) Unwrap() error { return e.Err }
+
 // ValidateDevice checks what a device's SNMP settings must hold before
-// it is saved or probed.
+// it is saved or probed; its error is a *FieldError.
 func ValidateDevice(d record.Device) error {
+	bad := func(field string, err error) error { return &FieldError{Field: field, Err: err} }
 	if d.Host != "" {
 		if _, _, err := splitHost(d.Host); err != nil {
-			return err
+			return bad("host", err)
 		}
 	}
 	switch d.SNMPVersion {
 	case "1", "2c":
 	case "3":
 		if d.V3User == "" {
-			return fmt.Errorf("v3_user is required with snmp_version 3")
+			return bad("v3_user", fmt.Errorf("v3_user is required with snmp_version 3"))
 		}
 		if d.V3AuthProto != "" {
 			if _, err := authProto(d.V3AuthProto); err != nil {
-				return err
+				return bad("v3_auth_proto", err)
 			}
 		}
 		if d.V3PrivProto != "" {
 			if d.V3AuthProto == "" {
-				return fmt.Errorf("v3_priv_proto needs v3_auth_proto (authPriv)")
+				return bad("v3_priv_proto", fmt.Errorf("v3_priv_proto needs v3_auth_proto (authPriv)"))
 			}
 			if _, err := privProto(d.V3PrivProto); err != nil {
-				return err
+				return bad("v3_priv_proto", err)
 			}
 		}
 	default:
-		return fmt.Errorf("snmp_version %q: want 1, 2c or 3", d.SNMPVersion)
+		return bad("snmp_version", fmt.Errorf("snmp_version %q: want 1, 2c or 3", d.SNMPVersion))
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 // and, for SNMPv3, an engine discovery round trip before the first real
 // request (and the USM state built again). The worker polling the device
 // owns it while the device is running; otherwise it is touched only
-// under the Poller's mutex.
+// by the device component's scheduler.
 type devSession struct {
 	g   *gosnmp.GoSNMP
 	dev record.Device // the settings it was opened with
@@ -40,7 +40,7 @@ func sameAgent(a, b record.Device) bool {
 // session returns the device's open session for dev when it has one
 // (reused: true), else opens one and keeps it in s (s nil: a one-off
 // session the caller closes).
-func (p *Poller) session(ctx context.Context, dev record.Device, s *devSession) (g *gosnmp.GoSNMP, reused bool, err error) {
+func (p *Driver) session(ctx context.Context, dev record.Device, s *devSession) (g *gosnmp.GoSNMP, reused bool, err error) {
 	if s != nil && s.g != nil {
 		if sameAgent(s.dev, dev) {
 			s.g.Context = ctx // this poll's deadline and cancellation
@@ -66,14 +66,4 @@ func (p *Poller) session(ctx context.Context, dev record.Device, s *devSession) 
 func staleSession(err error) bool {
 	var rep errReport
 	return err != nil && (errors.As(err, &rep) || strings.Contains(err.Error(), "not authentic"))
-}
-
-// closeSessions closes every kept session (the Poller stopped: no poll
-// is in flight).
-func (p *Poller) closeSessions() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, st := range p.devices {
-		st.sess.close()
-	}
 }

@@ -3,7 +3,6 @@ package snmp
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/gosnmp/gosnmp"
 
@@ -17,7 +16,7 @@ import (
 // session instead of failing; a failed poll drops the session.
 func TestSessionKept(t *testing.T) {
 	agent := snmptest.Start(t)
-	p := New(nil, testConfig(), Deps{})
+	p := New(testConfig(), Deps{})
 	for _, d := range []record.Device{
 		{ID: 1, Host: agent.Addr, SNMPVersion: "2c", Community: "public"},
 		{ID: 2, Host: agent.Addr, SNMPVersion: "3", V3User: "u1", V3AuthProto: "SHA", V3AuthPass: snmptest.AuthPass, V3PrivProto: "AES", V3PrivPass: snmptest.PrivPass},
@@ -68,55 +67,36 @@ func TestSessionKept(t *testing.T) {
 	}
 }
 
-// TestSessionClosedWithDevice: the poller's scheduled polls keep the
-// device's session; another v3 user opens another, a deleted device's is
-// closed (its socket refuses to send).
-func TestSessionClosedWithDevice(t *testing.T) {
+// TestSessionKeptAcrossPolls: a device's Session keeps its gosnmp
+// session between polls; another v3 user opens another (the replaced
+// one's socket is closed), and Close closes the last.
+func TestSessionKeptAcrossPolls(t *testing.T) {
 	agent := snmptest.Start(t)
 	dev := record.Device{ID: 1, Host: agent.Addr, SNMPVersion: "3", V3User: "u1", V3AuthProto: "SHA", V3AuthPass: snmptest.AuthPass,
 		V3PrivProto: "AES", V3PrivPass: snmptest.PrivPass, PollSeconds: 60, Enabled: true}
-	ms := &memStore{devs: []record.Device{dev}}
-	p := New(nil, testConfig(), Deps{Targets: ms, Writer: ms})
+	s := New(testConfig(), Deps{}).Open()
 	ctx := context.Background()
-	poll := func() *devState {
-		t.Helper()
-		if err := p.Refresh(ctx); err != nil {
-			t.Fatal(err)
-		}
-		st := p.devices[1]
-		st.next = time.Time{}
-		if due := p.due(); len(due) != 1 || due[0] != st {
-			t.Fatalf("due = %v", due)
-		}
-		p.pollDevice(ctx, st)
-		return st
+	if p, err := s.Poll(ctx, dev); err != nil || p.Err != "" || p.DeviceID != 1 || len(p.Ifaces) == 0 {
+		t.Fatalf("first poll: %v, %+v", err, p)
 	}
-	st := poll()
-	g := st.sess.g
-	if g == nil || g.Conn == nil || st.failures != 0 {
-		t.Fatalf("after a poll: session %v, failures %d", g, st.failures)
+	g := s.sess.g
+	if g == nil || g.Conn == nil {
+		t.Fatal("no session kept after a poll")
 	}
-	if poll(); st.sess.g != g || len(ms.pollsOf(1)) != 2 || ms.pollsOf(1)[1].Err != "" {
-		t.Fatalf("second poll: session %p (first %p), polls %+v", st.sess.g, g, ms.pollsOf(1))
+	if _, err := s.Poll(ctx, dev); err != nil || s.sess.g != g {
+		t.Fatalf("second poll: %v, session %p (first %p)", err, s.sess.g, g)
 	}
-	ms.mu.Lock()
-	ms.devs[0].V3User, ms.devs[0].V3AuthProto, ms.devs[0].V3PrivProto = "u2", "SHA256", "AES256"
-	ms.mu.Unlock()
 	conn := g.Conn
-	if poll(); st.sess.g == nil || st.sess.g == g || st.sess.dev.V3User != "u2" || ms.pollsOf(1)[2].Err != "" {
-		t.Fatalf("another user: session %p (was %p) for %q, poll %+v", st.sess.g, g, st.sess.dev.V3User, ms.pollsOf(1)[2])
+	dev.V3User, dev.V3AuthProto, dev.V3PrivProto = "u2", "SHA256", "AES256"
+	if _, err := s.Poll(ctx, dev); err != nil || s.sess.g == nil || s.sess.g == g || s.sess.dev.V3User != "u2" {
+		t.Fatalf("another user: %v, session %p (was %p)", err, s.sess.g, g)
 	}
 	if _, err := conn.Write([]byte{0}); err == nil {
 		t.Fatal("the replaced session's socket still sends")
 	}
-	conn = st.sess.g.Conn
-	ms.mu.Lock()
-	ms.devs = nil
-	ms.mu.Unlock()
-	if err := p.Refresh(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Write([]byte{0}); err == nil || st.sess.g != nil || len(p.devices) != 0 {
-		t.Fatalf("deleted device: write error %v, session %p, %d devices", err, st.sess.g, len(p.devices))
+	conn = s.sess.g.Conn
+	s.Close()
+	if _, err := conn.Write([]byte{0}); err == nil || s.sess.g != nil {
+		t.Fatalf("closed session: write error %v, session %p", err, s.sess.g)
 	}
 }

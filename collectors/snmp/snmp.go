@@ -1,47 +1,29 @@
-// Package snmp is the SNMP device poller (spec 1 capability 6, 2.11):
-// SNMP v1/v2c/v3 over gosnmp, the system group, IF-MIB ifTable and
-// ifXTable (64-bit counters, walked column-parallel with GETBULK),
-// HOST-RESOURCES-MIB and UCD-SNMP resources, and the LLDP, CDP and ARP
-// tables the topology is built from.
+// Package snmp is the SNMP driver of the device component
+// (collectors/devices; spec 1 capability 6, 2.11): SNMP v1/v2c/v3 over
+// gosnmp, the system group, IF-MIB ifTable and ifXTable (64-bit
+// counters, walked column-parallel with GETBULK), HOST-RESOURCES-MIB and
+// UCD-SNMP resources, and the LLDP, CDP and ARP tables the topology is
+// built from.
 //
-// Each device is polled every poll_seconds, first at a point of its
-// interval drawn from its id (so 1 000 devices do not poll in the same
-// second), by at most Concurrency workers. A device that does not answer
-// is retried after its interval doubled per failure, up to MaxBackoff,
-// and its last_error says why. The poller reads the device list through
-// Targets and writes each poll through Writer; it imports only leaves.
+// It polls one device when asked (Session.Poll) and keeps that device's
+// memory between polls (its gosnmp session, counters for the rates);
+// the schedule, phase, backoff and the device list are the device
+// component's. It imports only leaves.
 package snmp
 
 import (
 	"context"
 	"errors"
-	"hash/fnv"
-	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"netmon/app/panics"
 	"netmon/store/record"
 )
 
-// Targets lists the devices to poll, credentials unsealed (the hub reads
-// the store and opens the vault).
-type Targets interface {
-	PollTargets(ctx context.Context) ([]record.Device, error)
-}
-
-// Writer records one poll (*store.DB).
-type Writer interface {
-	SaveDevicePoll(ctx context.Context, p record.DevicePoll) error
-}
-
-// Deps are the poller's collaborators.
+// Deps are the driver's collaborators.
 type Deps struct {
-	Targets Targets
-	Writer  Writer
 	// Control is the guarded dialer's socket hook (see Control); nil
 	// allows every address.
 	Control Control
@@ -49,67 +31,24 @@ type Deps struct {
 	Registerer prometheus.Registerer
 }
 
-// Poller is the component.
-type Poller struct {
-	log  *slog.Logger
+// Driver polls SNMP devices; the device component (collectors/devices)
+// schedules it. It keeps no device list: each device's memory between
+// polls is its Session.
+type Driver struct {
 	cfg  Config
 	deps Deps
 	m    *metrics
 	now  func() time.Time
-	// guard recovers a panic in one device's poll into that device's
-	// last_error and netmon_panics_total{component="snmp"}.
-	guard *panics.Guard
-
-	mu      sync.Mutex
-	devices map[int64]*devState
-	perHost map[string]int // polls in flight per host:port
-	latest  map[int64]latestPoll
-
-	cancel context.CancelFunc
-	done   chan struct{}
 }
 
-// devState is the schedule and rate memory of one device.
-type devState struct {
-	dev      record.Device
-	next     time.Time
-	failures int
-	running  bool
-	prev     *prevPoll
-	lastTopo time.Time
-	ifs      ifCache
-	reset    bool   // forget prev and ifs before the next poll
-	host     string // the host of the poll in flight (perHost's key)
-	sess     devSession
-	gone     bool // removed from the list while polled: close sess after
-}
-
-// New returns a poller; it does no work.
-func New(log *slog.Logger, cfg Config, deps Deps) *Poller {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+// New returns the driver; it does no work.
+func New(cfg Config, deps Deps) *Driver {
 	d := DefaultConfig()
-	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = d.Concurrency
-	}
-	if cfg.PerHost <= 0 {
-		cfg.PerHost = d.PerHost
-	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = d.Timeout
 	}
 	if cfg.DeviceTimeout <= 0 {
 		cfg.DeviceTimeout = d.DeviceTimeout
-	}
-	if cfg.DefaultPollSeconds <= 0 {
-		cfg.DefaultPollSeconds = d.DefaultPollSeconds
-	}
-	if cfg.Refresh <= 0 {
-		cfg.Refresh = d.Refresh
-	}
-	if cfg.MaxBackoff <= 0 {
-		cfg.MaxBackoff = d.MaxBackoff
 	}
 	if cfg.BulkVarbinds <= 0 {
 		cfg.BulkVarbinds = d.BulkVarbinds
@@ -117,244 +56,67 @@ func New(log *slog.Logger, cfg Config, deps Deps) *Poller {
 	if cfg.MaxARP <= 0 {
 		cfg.MaxARP = d.MaxARP
 	}
-	return &Poller{log: log, cfg: cfg, deps: deps, m: newMetrics(deps.Registerer), now: time.Now, devices: map[int64]*devState{}, perHost: map[string]int{}, latest: map[int64]latestPoll{},
-		guard: panics.New(deps.Registerer, log, "snmp")}
+	return &Driver{cfg: cfg, deps: deps, m: newMetrics(deps.Registerer), now: time.Now}
 }
 
-// Start starts the scheduler and the workers (nothing when disabled).
-func (p *Poller) Start() error {
-	if !p.cfg.Enabled || p.deps.Targets == nil || p.deps.Writer == nil {
-		return nil
+// Session is one device's memory between polls: its kept gosnmp
+// session, the counters of its previous poll (rates), the interface
+// names cache and when its topology tables were last walked. It is used
+// by one poll at a time.
+type Session struct {
+	d        *Driver
+	dev      record.Device // the settings of the previous poll
+	prev     *prevPoll
+	lastTopo time.Time
+	ifs      ifCache
+	sess     devSession
+}
+
+// Open returns a new session; it does no I/O.
+func (p *Driver) Open() *Session { return &Session{d: p} }
+
+// Poll polls dev once over the session and returns what to record. A
+// device whose address or version changed starts anew: another agent's
+// counters and tables are not comparable.
+func (s *Session) Poll(ctx context.Context, dev record.Device) (record.DevicePoll, error) {
+	if s.dev.Host != dev.Host || s.dev.SNMPVersion != dev.SNMPVersion {
+		s.prev, s.ifs = nil, ifCache{}
+		s.sess.close()
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p.cancel, p.done = cancel, make(chan struct{})
-	go p.run(ctx)
-	return nil
-}
-
-// Stop stops scheduling and waits for the polls under way.
-func (p *Poller) Stop() error {
-	if p.cancel == nil {
-		return nil
-	}
-	p.cancel()
-	<-p.done
-	return nil
-}
-
-// Refresh re-reads the device list at once (after a create or delete).
-func (p *Poller) Refresh(ctx context.Context) error {
-	list, err := p.deps.Targets.PollTargets(ctx)
+	s.dev = dev
+	topo := s.d.now().Sub(s.lastTopo) >= s.d.cfg.TopologyEvery
+	res, prev, err := s.d.poll(ctx, dev, s.prev, topo, &s.ifs, &s.sess)
 	if err != nil {
-		return err
+		return res, err
 	}
-	now := p.now()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	seen := map[int64]bool{}
-	for _, d := range list {
-		if d.Host == "" || !d.Enabled || d.Vendor != "" {
-			continue // unmanaged nodes and REST devices are not SNMP-polled
-		}
-		seen[d.ID] = true
-		st := p.devices[d.ID]
-		if st == nil {
-			st = &devState{next: now.Add(p.phase(d))}
-			p.devices[d.ID] = st
-		} else if st.dev.Host != d.Host || st.dev.SNMPVersion != d.SNMPVersion {
-			st.reset = true // another agent: its counters and tables are not comparable
-		}
-		st.dev = d
-	}
-	for id, st := range p.devices {
-		if !seen[id] {
-			if st.running {
-				st.gone = true // its worker closes the session
-			} else {
-				st.sess.close()
-			}
-			delete(p.devices, id)
-			delete(p.latest, id)
-		}
-	}
-	p.m.devices.Set(float64(len(p.devices)))
-	return nil
-}
-
-// interval is a device's poll interval.
-func (p *Poller) interval(d record.Device) time.Duration {
-	s := d.PollSeconds
-	if s <= 0 {
-		s = p.cfg.DefaultPollSeconds
-	}
-	return time.Duration(s) * time.Second
-}
-
-// phase is where in its interval a device is first polled: drawn from
-// its id, so the polls of many devices spread evenly and stay put across
-// restarts.
-func (p *Poller) phase(d record.Device) time.Duration {
-	h := fnv.New64a()
-	var b [8]byte
-	for i := range b {
-		b[i] = byte(d.ID >> (8 * i))
-	}
-	h.Write(b[:])
-	iv := p.interval(d)
-	return time.Duration(h.Sum64() % uint64(iv))
-}
-
-func (p *Poller) run(ctx context.Context) {
-	defer close(p.done)
-	work := make(chan *devState)
-	var wg sync.WaitGroup
-	for range p.cfg.Concurrency {
-		wg.Go(func() {
-			for st := range work {
-				// pollDevice recovers a panic of the poll into the
-				// device's last_error; this keeps the worker whatever else.
-				_ = p.guard.Do(func() { p.pollDevice(ctx, st) })
-			}
-		})
-	}
-	defer p.closeSessions() // after the workers are done
-	defer wg.Wait()
-	defer close(work)
-	// A panic in the schedule restarts it; the devices are the Poller's.
-	p.guard.Keep(ctx.Done(), func() { p.schedule(ctx, work) })
-}
-
-func (p *Poller) schedule(ctx context.Context, work chan<- *devState) {
-	if err := p.Refresh(ctx); err != nil {
-		p.log.Warn("read devices", "error", err)
-	}
-	refresh := time.NewTicker(p.cfg.Refresh)
-	defer refresh.Stop()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-refresh.C:
-			if err := p.Refresh(ctx); err != nil {
-				p.log.Warn("read devices", "error", err)
-			}
-		case <-tick.C:
-			for _, st := range p.due() {
-				select {
-				case work <- st:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
-	}
-}
-
-// due marks and returns the devices whose time has come.
-func (p *Poller) due() []*devState {
-	now := p.now()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []*devState
-	for _, st := range p.devices {
-		if !st.running && !now.Before(st.next) && p.perHost[st.dev.Host] < p.cfg.PerHost {
-			st.running = true
-			st.host = st.dev.Host
-			p.perHost[st.host]++
-			if now.Sub(st.next) > p.interval(st.dev) {
-				p.m.late.Inc()
-			}
-			out = append(out, st)
-		}
-	}
-	return out
-}
-
-// pollDevice polls one device, writes the result and schedules the next
-// poll: one interval after this one was due (keeping its phase), or
-// after the backoff when it failed.
-func (p *Poller) pollDevice(ctx context.Context, st *devState) {
-	p.mu.Lock()
-	if st.reset {
-		st.prev, st.ifs, st.reset = nil, ifCache{}, false
-		st.sess.close()
-	}
-	dev, prev, due := st.dev, st.prev, st.next
-	topo := p.now().Sub(st.lastTopo) >= p.cfg.TopologyEvery
-	p.mu.Unlock()
-
-	// st.ifs and st.sess are this worker's alone while st.running. A
-	// panic in the poll (a decoder meeting a hostile agent's answer) is
-	// this device's error; its session and caches start anew.
-	var (
-		res      record.DevicePoll
-		prevNext *prevPoll
-		err      error
-	)
-	if perr := p.guard.Do(func() { res, prevNext, err = p.poll(ctx, dev, prev, topo, &st.ifs, &st.sess) }); perr != nil {
-		res, prevNext, err = record.DevicePoll{DeviceID: dev.ID, TS: p.now().Unix(), Err: perr.Error()}, nil, perr
-		p.mu.Lock()
-		st.reset = true
-		p.mu.Unlock()
-	}
-	stopping := errors.Is(ctx.Err(), context.Canceled)
-	if !stopping {
-		if werr := p.deps.Writer.SaveDevicePoll(ctx, res); werr != nil {
-			p.log.Warn("save device poll", "device", dev.ID, "error", werr)
-		}
-	}
-
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	st.running = false
-	if st.gone || stopping {
-		st.sess.close()
-	}
-	if p.perHost[st.host]--; p.perHost[st.host] <= 0 {
-		delete(p.perHost, st.host)
-	}
-	if stopping {
-		return // a poll cut by Stop is neither recorded nor a failure
-	}
-	iv := p.interval(dev)
-	now := p.now()
-	if err != nil {
-		st.failures++
-		back := iv << min(st.failures-1, 16)
-		st.next = now.Add(min(back, max(p.cfg.MaxBackoff, iv)))
-		return
-	}
-	st.failures = 0
-	st.prev = prevNext
-	p.latest[dev.ID] = latestPoll{dev: dev, at: now, ifaces: res.Ifaces}
+	s.prev = prev
 	if topo {
-		st.lastTopo = now
+		s.lastTopo = s.d.now()
 	}
-	st.next = due.Add(iv)
-	if st.next.Before(now) {
-		st.next = now.Add(iv / 10) // behind: catch up soon, not in a burst
+	return res, nil
+}
+
+// Close closes the kept gosnmp session (nil-safe).
+func (s *Session) Close() {
+	if s != nil {
+		s.sess.close()
 	}
 }
 
 // poll runs one poll of dev and returns what to record and the rate
 // memory for the next one.
-func (p *Poller) poll(ctx context.Context, dev record.Device, prev *prevPoll, topo bool, cache *ifCache, sess *devSession) (record.DevicePoll, *prevPoll, error) {
+func (p *Driver) poll(ctx context.Context, dev record.Device, prev *prevPoll, topo bool, cache *ifCache, sess *devSession) (record.DevicePoll, *prevPoll, error) {
 	start := p.now()
 	out := record.DevicePoll{DeviceID: dev.ID, TS: start.Unix()}
 	dctx, cancel := context.WithTimeout(ctx, p.cfg.DeviceTimeout)
 	defer cancel()
 	r, err := p.pollRaw(dctx, dev, topo, cache, sess)
-	p.m.duration.Observe(p.now().Sub(start).Seconds())
 	p.m.requests.Add(float64(r.requests))
 	p.m.varbinds.Add(float64(r.varbinds))
 	if err != nil {
-		p.m.polls.WithLabelValues("error").Inc()
 		out.Err = describe(err, dev.Host, p.cfg)
 		return out, nil, err
 	}
-	p.m.polls.WithLabelValues("ok").Inc()
 	at := float64(start.UnixNano()) / 1e9
 	applyRates(prev, at, r.poll.UptimeCS, r.ifaces)
 	r.poll.DeviceID, r.poll.TS = dev.ID, out.TS
@@ -374,7 +136,7 @@ func (p *Poller) poll(ctx context.Context, dev record.Device, prev *prevPoll, to
 // has none; nil: a one-off session). A failed poll drops the session; one
 // that failed on a kept session in a way a fresh one may cure is tried
 // again at once on a fresh one.
-func (p *Poller) pollRaw(ctx context.Context, dev record.Device, topo bool, cache *ifCache, sess *devSession) (pollResult, error) {
+func (p *Driver) pollRaw(ctx context.Context, dev record.Device, topo bool, cache *ifCache, sess *devSession) (pollResult, error) {
 	g, reused, err := p.session(ctx, dev, sess)
 	if err != nil {
 		return pollResult{}, err
@@ -409,7 +171,7 @@ func (p *Poller) pollRaw(ctx context.Context, dev record.Device, topo bool, cach
 // report that gosnmp refuses ("not authentic") whatever the cause; asked
 // again without authentication, it reports usmStatsUnknownUserNames only
 // when the user does not exist.
-func (p *Poller) diagnoseV3(ctx context.Context, dev record.Device) error {
+func (p *Driver) diagnoseV3(ctx context.Context, dev record.Device) error {
 	wrong := errReport{usmReports[".1.3.6.1.6.3.15.1.1.5.0"]}
 	dev.V3AuthProto, dev.V3PrivProto = "", ""
 	g, err := newSession(ctx, dev, p.cfg, p.deps.Control)
@@ -441,7 +203,7 @@ type ProbeResult struct {
 
 // Probe polls dev once, topology tables included, and reports what it
 // read; nothing is recorded.
-func (p *Poller) Probe(ctx context.Context, dev record.Device) ProbeResult {
+func (p *Driver) Probe(ctx context.Context, dev record.Device) ProbeResult {
 	start := p.now()
 	dctx, cancel := context.WithTimeout(ctx, p.cfg.DeviceTimeout)
 	defer cancel()
@@ -450,65 +212,6 @@ func (p *Poller) Probe(ctx context.Context, dev record.Device) ProbeResult {
 		Interfaces: len(r.ifaces), Resources: r.poll.Resources != nil, Neighbors: len(r.poll.Neighbors), Requests: r.requests, Varbinds: r.varbinds}
 	if err != nil {
 		out.Error = describe(err, dev.Host, p.cfg)
-	}
-	return out
-}
-
-// State is a device's schedule as the poller sees it (tests, metrics).
-type State struct {
-	Next     time.Time
-	Failures int
-}
-
-// DeviceState returns a device's schedule; false when not scheduled.
-func (p *Poller) DeviceState(id int64) (State, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	st, ok := p.devices[id]
-	if !ok {
-		return State{}, false
-	}
-	return State{Next: st.next, Failures: st.failures}, true
-}
-
-// latestPoll is a device's last successful poll, for the alert rules.
-type latestPoll struct {
-	dev    record.Device
-	at     time.Time
-	ifaces []record.IfaceSample
-}
-
-// IfaceRate is an interface's rate in its device's latest poll, with a
-// trusted speed (the iface_util rule's input).
-type IfaceRate struct {
-	DeviceID   int64
-	DeviceName string
-	Site       string
-	Iface      string
-	SpeedBps   uint64  // bit/s
-	RxBps      float64 // bytes/s
-	TxBps      float64
-}
-
-// IfaceRates lists the interfaces with a utilisation (trusted speed,
-// oper-up, a rate) of every device polled within its last three
-// intervals: a device that stopped answering does not keep alerting on
-// its last figures.
-func (p *Poller) IfaceRates() []IfaceRate {
-	now := p.now()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []IfaceRate
-	for _, l := range p.latest {
-		if now.Sub(l.at) > 3*p.interval(l.dev) {
-			continue
-		}
-		for _, f := range l.ifaces {
-			if f.RxUtilPct == nil {
-				continue
-			}
-			out = append(out, IfaceRate{DeviceID: l.dev.ID, DeviceName: l.dev.Name, Site: l.dev.Site, Iface: f.Name, SpeedBps: f.SpeedBps, RxBps: f.RxBps, TxBps: f.TxBps})
-		}
 	}
 	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,39 +12,6 @@ import (
 )
 
 const hostileDescr = "<img src=x onerror=alert(1)> \u202eevil"
-
-// memStore is the poller's Targets and Writer over a slice: the store
-// itself is tested in store/ and app/hub.
-type memStore struct {
-	mu    sync.Mutex
-	devs  []record.Device
-	polls []record.DevicePoll
-}
-
-func (m *memStore) PollTargets(context.Context) ([]record.Device, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.devs), nil
-}
-
-func (m *memStore) SaveDevicePoll(_ context.Context, p record.DevicePoll) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.polls = append(m.polls, p)
-	return nil
-}
-
-func (m *memStore) pollsOf(id int64) []record.DevicePoll {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []record.DevicePoll
-	for _, p := range m.polls {
-		if p.DeviceID == id {
-			out = append(out, p)
-		}
-	}
-	return out
-}
 
 func testConfig() Config {
 	c := DefaultConfig()
@@ -76,7 +42,7 @@ func TestPollRealSnmpd(t *testing.T) {
 		"v3 SHA/AES":       {ID: 2, Host: agent.Addr, SNMPVersion: "3", V3User: "u1", V3AuthProto: "SHA", V3AuthPass: snmptest.AuthPass, V3PrivProto: "AES", V3PrivPass: snmptest.PrivPass},
 		"v3 SHA256/AES256": {ID: 3, Host: agent.Addr, SNMPVersion: "3", V3User: "u2", V3AuthProto: "SHA256", V3AuthPass: snmptest.AuthPass, V3PrivProto: "AES256", V3PrivPass: snmptest.PrivPass},
 	}
-	p := New(nil, testConfig(), Deps{})
+	p := New(testConfig(), Deps{})
 	for name, d := range devs {
 		t.Run(name, func(t *testing.T) {
 			r, err := p.pollRaw(context.Background(), d, true, nil, nil)
@@ -125,7 +91,7 @@ func TestPollErrorsSayWhy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer silent.Close()
-	p := New(nil, testConfig(), Deps{})
+	p := New(testConfig(), Deps{})
 	cases := []struct {
 		name string
 		dev  record.Device
@@ -150,63 +116,6 @@ func TestPollErrorsSayWhy(t *testing.T) {
 	}
 }
 
-// TestScheduleBackoff: a device that stops answering gets last_error and
-// waits its interval doubled per failure; when it answers again the
-// failures reset.
-func TestScheduleBackoff(t *testing.T) {
-	agent := snmptest.Start(t, "sysName back")
-	ms := &memStore{devs: []record.Device{{ID: 7, Host: agent.Addr, SNMPVersion: "2c", Community: "public", PollSeconds: 1, Enabled: true}}}
-	cfg := testConfig()
-	cfg.Refresh = time.Hour
-	p := New(nil, cfg, Deps{Targets: ms, Writer: ms})
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Stop() })
-	waitFor(t, 5*time.Second, func() bool { return len(ms.pollsOf(7)) >= 2 })
-	// Two polls: lo (10 Mbit/s, up) has a rate for the iface_util rule
-	// (often 0: net-snmp caches its interface counters for a few seconds).
-	var lo []IfaceRate
-	for _, r := range p.IfaceRates() {
-		if r.Iface == "lo" {
-			lo = append(lo, r)
-		}
-	}
-	if len(lo) != 1 || lo[0].DeviceID != 7 || lo[0].SpeedBps != 10_000_000 || lo[0].RxBps < 0 {
-		t.Errorf("iface rates of lo: %+v", lo)
-	}
-	polls := ms.pollsOf(7)
-	if polls[0].Err != "" || polls[1].Err != "" || polls[1].SysName != "back" {
-		t.Fatalf("first polls: %+v", polls[:2])
-	}
-	agent.Stop()
-	waitFor(t, 10*time.Second, func() bool {
-		st, _ := p.DeviceState(7)
-		return st.Failures >= 2
-	})
-	polls = ms.pollsOf(7)
-	last := polls[len(polls)-1]
-	if last.Err != "unreachable: nothing answers SNMP at "+agent.Addr+" (ICMP port unreachable)" || len(last.Ifaces) != 0 {
-		t.Errorf("last poll = err %q with %d interfaces; want unreachable and no samples", last.Err, len(last.Ifaces))
-	}
-	st, _ := p.DeviceState(7)
-	// Two failures: the next try is 2 intervals (2 s) after the second.
-	if wait := time.Until(st.Next); wait < 1500*time.Millisecond || wait > 2100*time.Millisecond {
-		t.Errorf("after 2 failures the next poll is in %v; want about 2 s", wait)
-	}
-}
-
-func waitFor(t *testing.T, d time.Duration, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v", d)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestCPUFromTicks: two polls 6 s apart (net-snmp samples its CPU ticks
 // every 5 s) give a CPU percent from UCD's tick counters.
 func TestCPUFromTicks(t *testing.T) {
@@ -214,7 +123,7 @@ func TestCPUFromTicks(t *testing.T) {
 		t.Skip("6 s")
 	}
 	agent := snmptest.Start(t)
-	p := New(nil, testConfig(), Deps{})
+	p := New(testConfig(), Deps{})
 	d := record.Device{ID: 1, Host: agent.Addr, SNMPVersion: "2c", Community: "public"}
 	_, prev, err := p.poll(context.Background(), d, nil, false, nil, nil)
 	if err != nil {
@@ -235,7 +144,7 @@ func TestCPUFromTicks(t *testing.T) {
 // values; a reboot (sysUpTime back) walks everything again.
 func TestMovingColumnsOnly(t *testing.T) {
 	agent := snmptest.Start(t)
-	p := New(nil, testConfig(), Deps{})
+	p := New(testConfig(), Deps{})
 	d := record.Device{ID: 1, Host: agent.Addr, SNMPVersion: "2c", Community: "public"}
 	var cache ifCache
 	first, err := p.pollRaw(context.Background(), d, false, &cache, nil)

@@ -32,7 +32,7 @@ func simData(t testing.TB, files ...string) string {
 // access switch, served by snmpsim, come out as neighbours.
 func TestNeighborsFromSnmpsim(t *testing.T) {
 	sim := snmptest.StartSim(t, simData(t, "access-sw1.snmprec", "core-sw1.snmprec"))
-	p := New(nil, testConfig(), Deps{})
+	p := New(testConfig(), Deps{})
 	r, err := p.pollRaw(context.Background(), record.Device{Host: sim.Addr, SNMPVersion: "2c", Community: "access-sw1"}, true, nil, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -125,8 +125,7 @@ describe('device detail', () => {
       const want = (await api<DeviceIface[]>(`/api/v1/devices/${snmpID}/interfaces?minutes=360`)).slice(0, 25)
       const got = await rows.evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td')).map((td) => td.textContent ?? '')))
       const exp = want.map((f) => {
-        const st = !f.oper_up ? 'down' : Math.max(f.rx_util_pct ?? 0, f.tx_util_pct ?? 0) >= 90 ? 'critical' : Math.max(f.rx_util_pct ?? 0, f.tx_util_pct ?? 0) >= 70 ? 'warning' : 'normal'
-        return [String(f.if_index), f.name, f.alias, f.class, `${f.oper_up ? 'up' : 'down'}${f.admin_up ? '' : ' (admin down)'}`, `${util(f.rx_util_pct)} / ${util(f.tx_util_pct)}`, st]
+        return [String(f.if_index), f.name, f.alias, f.class, `${f.oper_up ? 'up' : 'down'}${f.admin_up ? '' : ' (admin down)'}`, `${util(f.rx_util_pct)} / ${util(f.tx_util_pct)}`, f.status]
       })
       return JSON.stringify(got.map((c) => [c[0], c[1], c[2], c[3], c[4], c[8], c[9]])) === JSON.stringify(exp) ? 'same' : JSON.stringify({ got, exp })
     }, { timeout: 40_000, interval: 1000 }).toBe('same')

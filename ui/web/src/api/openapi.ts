@@ -2349,6 +2349,11 @@ export interface components {
             tx_bps: number;
             rx_util_pct: number;
             tx_util_pct: number;
+            /**
+             * @description down when not oper-up; else by the higher utilisation: critical from 90%; warning from 70%; normal below or with the speed unknown
+             * @enum {string}
+             */
+            status: "down" | "critical" | "warning" | "normal";
         };
         DeviceItem: {
             id: number;
