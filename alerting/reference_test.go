@@ -8,6 +8,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -77,13 +78,13 @@ As ` + "`GET /api/alerts/events`" + `, the live feed and webhooks carry them.
 // fieldComments are the doc comments of the fields of struct typ in dir.
 func fieldComments(t *testing.T, dir, typ string) map[string]string {
 	t.Helper()
-	pkgs, err := parser.ParseDir(token.NewFileSet(), dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	files, err := parseGoFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
-	for _, p := range pkgs {
-		for _, f := range p.Files {
+	{
+		for _, f := range files {
 			ast.Inspect(f, func(n ast.Node) bool {
 				ts, ok := n.(*ast.TypeSpec)
 				if !ok || ts.Name.Name != typ {
@@ -99,4 +100,26 @@ func fieldComments(t *testing.T, dir, typ string) map[string]string {
 		}
 	}
 	return out
+}
+
+// parseGoFiles parses the non-test Go files of dir (parser.ParseDir is
+// deprecated).
+func parseGoFiles(dir string) ([]*ast.File, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	fset := token.NewFileSet()
+	var out []*ast.File
+	for _, n := range names {
+		if strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, n, nil, parser.ParseComments)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }

@@ -180,13 +180,12 @@ func (d fieldDocs) comment(owner reflect.Type, field string) string {
 	if !ok {
 		types = map[string]*ast.StructType{}
 		dir := filepath.Join("../..", strings.TrimPrefix(pkg, "netmon/"))
-		fset := token.NewFileSet()
-		pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+		files, err := parseGoFiles(dir)
 		if err != nil {
 			d.t.Fatalf("parse %s: %v", dir, err)
 		}
-		for _, p := range pkgs {
-			for _, f := range p.Files {
+		{
+			for _, f := range files {
 				ast.Inspect(f, func(n ast.Node) bool {
 					if ts, ok := n.(*ast.TypeSpec); ok {
 						if st, ok := ts.Type.(*ast.StructType); ok {
@@ -221,4 +220,26 @@ func (d fieldDocs) comment(owner reflect.Type, field string) string {
 		}
 	}
 	return ""
+}
+
+// parseGoFiles parses the non-test Go files of dir (parser.ParseDir is
+// deprecated).
+func parseGoFiles(dir string) ([]*ast.File, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	fset := token.NewFileSet()
+	var out []*ast.File
+	for _, n := range names {
+		if strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, n, nil, parser.ParseComments)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
