@@ -9,9 +9,8 @@ import (
 	"netmon/alerting/health"
 	"netmon/alerting/rules"
 	"netmon/app/audit"
-	"netmon/capture"
-	"netmon/capture/proc"
 	"netmon/collectors/fwrest"
+	"netmon/collectors/geo/threat"
 )
 
 // buildAlerts builds the alert engine over its inputs' owners: the
@@ -25,15 +24,15 @@ func (h *Hub) buildAlerts() {
 	rows := alerting.NewSettingsRows(h.db, h.vault)
 	h.alerts = alerting.New(h.log.With("component", "alerting"), h.cfg.Alerts, alerting.Deps{
 		Store:       h.db,
-		Traffic:     alertTraffic{h.capture},
-		Inventories: []alerting.InventorySource{hostInventory{h.conns}, h.fleet},
+		Traffic:     h.capture,
+		Inventories: []alerting.InventorySource{h.conns, h.fleet},
 		Ifaces:      []alerting.IfaceSource{h.fleet, deviceIfaceRates{h}},
 		Firewalls:   firewallStates{h},
 		Settings:    rows.Load,
 		Sink:        h.notifier,
 		Notify:      h.notifier,
-		Names:       alertNames{h.capture, h.db},
-		Threats:     iocMatcher{h.iocList},
+		Names:       []alerting.NameSource{h.capture, h.db},
+		Threats:     threat.Lists{IOCWatch: h.iocList},
 		Rates:       h.fleet,
 	}, h.reg)
 	h.alertSettings = alerting.NewSettingsService(rows, audit.Builder{}, h.alerts)
@@ -58,38 +57,6 @@ func (d deviceIfaceRates) IfaceRates(context.Context) ([]rules.IfaceRate, error)
 		}
 	}
 	return out, nil
-}
-
-// alertTraffic reads the capture's snapshot for the bw and target rules.
-type alertTraffic struct{ c *capture.Capture }
-
-func (a alertTraffic) Traffic() rules.Traffic {
-	s := a.c.Snapshot()
-	t := rules.Traffic{Running: s.Running, InBps: s.BpsIn, OutBps: s.BpsOut}
-	for _, e := range s.TopEndpoints {
-		if !e.Local {
-			t.Endpoints = append(t.Endpoints, rules.Endpoint{IP: e.IP, Total: e.Total})
-		}
-	}
-	return t
-}
-
-// hostInventory is the hub host's established connections, read again
-// every cycle (each read is a new observation; the agents' come from the
-// fleet).
-type hostInventory struct{ conns *proc.Lister }
-
-func (h hostInventory) Inventories(ctx context.Context) ([]rules.Inventory, error) {
-	cs, err := h.conns.Cached(ctx, 5*time.Second)
-	if err != nil {
-		// As before: the host's part is left out, the agents' evaluated.
-		return nil, nil
-	}
-	inv := rules.Inventory{}
-	for _, c := range cs {
-		inv.Conns = rules.AppendEstablished(inv.Conns, c.RemoteAddr, c.Status, c.Process, 0, "")
-	}
-	return []rules.Inventory{inv}, nil
 }
 
 // firewallStates feeds the firewall-device rules each REST device's
