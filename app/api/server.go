@@ -69,7 +69,10 @@ type Deps struct {
 	DB Pinger
 	// Metrics is the hub's registry: /metrics serves it and the HTTP
 	// metrics are registered on it.
-	Metrics *prometheus.Registry
+	Metrics interface {
+		prometheus.Registerer
+		prometheus.Gatherer
+	}
 	// UI serves every GET/HEAD outside /api (the UI shell fallback).
 	UI http.Handler
 	// Auth identifies callers and manages users, tokens and sessions

@@ -71,7 +71,11 @@ type Hub struct {
 	begin time.Time
 	parts parts
 
-	reg       *prometheus.Registry
+	// reg is the metrics registry (a test wraps it to list every metric).
+	reg interface {
+		prometheus.Registerer
+		prometheus.Gatherer
+	}
 	guard     *httpguard.Guard
 	ln        net.Listener
 	db        *store.DB
@@ -156,7 +160,9 @@ func New(ctx context.Context, log *slog.Logger, cfg config.HubConfig, opts ...Op
 			_ = h.parts.stopAll(context.Background())
 		}
 	}()
-	h.reg = newRegistry()
+	if h.reg == nil {
+		h.reg = newRegistry()
+	}
 	h.netGuard = netguard.New(cfg.Outbound)
 	if err := h.buildListener(); err != nil {
 		return nil, err

@@ -107,8 +107,7 @@ var importRules = []struct {
 
 	// 5. Only app/hub and app/api fan in; main.go imports only app/cli,
 	// whose commands are built over the services they run.
-	{"app/api", []string{"agentmode/wire", "alerting", "alerting/anomaly", "alerting/health", "alerting/incident", "alerting/notify", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/errs", "app/fleet", "app/history", "app/httpguard", "app/logging", "app/procview", "app/secret", "app/topology", "app/version",
-		"app/api/router", "capture", "capture/pcaprec", "capture/proc", "collectors/flows", "collectors/fwrest", "collectors/geo", "collectors/geo/threat", "collectors/snmp", "store", "store/flowagg", "store/record", "ui"}},
+	{"app/api", []string{"agentmode/wire", "alerting", "alerting/anomaly", "alerting/health", "alerting/incident", "alerting/notify", "app/api/router", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/errs", "app/fleet", "app/fleet/agents", "app/fleet/enroll", "app/fleet/intake", "app/history", "app/httpguard", "app/logging", "app/procview", "app/secret", "app/topology", "app/version", "capture", "capture/pcaprec", "capture/proc", "capture/source", "collectors/flows", "collectors/fwrest", "collectors/geo", "collectors/geo/threat", "collectors/snmp", "store", "store/flowagg", "store/record", "ui"}},
 	// The route machinery: the table's row type, adapters, binding, OpenAPI.
 	{"app/api/router", []string{"app/errs"}},
 	{"app/hub", []string{"alerting", "alerting/anomaly", "alerting/health", "alerting/incident", "alerting/notify", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/netguard", "app/panics", "app/topology", "app/version",

@@ -63,6 +63,26 @@ func readmeCommands(t *testing.T) []string {
 	return out
 }
 
+// TestReadmeLinks: every file the README links to or shows exists.
+func TestReadmeLinks(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := regexp.MustCompile(`\]\(([^)#\s]+)[^)]*\)`).FindAllStringSubmatch(string(b), -1)
+	if len(links) < 3 {
+		t.Fatalf("the README links to %d files", len(links))
+	}
+	for _, m := range links {
+		if strings.Contains(m[1], "://") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("../..", m[1])); err != nil {
+			t.Errorf("the README links to %s: %v", m[1], err)
+		}
+	}
+}
+
 // TestReadmeCommands runs every command the README shows, on a hub binary
 // started the way `make run` starts it, in a fresh directory, in the
 // README's order of events: the banner, the manual and help commands,

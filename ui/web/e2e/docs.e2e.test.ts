@@ -4,7 +4,7 @@
 // follows the console's choice, and a hub started with -dev serves it too.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { launchBrowser, newWatchedContext, pageCsp, screenshot, startHub, type Hub, type Watch } from './hub'
+import { launchBrowser, login, newWatchedContext, pageCsp, screenshot, startHub, type Hub, type Watch } from './hub'
 
 type IndexPage = { slug: string; number: number; title: string; headings: { level: number; text: string; id: string }[] }
 
@@ -89,6 +89,21 @@ describe('manual', () => {
     await page.getByRole('button', { name: 'Theme: dark' }).click()
     expect(await page.evaluate(() => localStorage.getItem('netmon.theme'))).toBe('system')
     expect(await page.evaluate(() => document.documentElement.dataset.theme ?? '')).toBe('')
+  })
+})
+
+describe('console help menu', () => {
+  test('links every page of the manual, and a link opens it', async () => {
+    await login(page, hub)
+    await page.getByText('Help', { exact: true }).click()
+    const menu = page.getByTestId('help-menu')
+    await expect.poll(() => menu.locator('a[data-testid^="help-"]').count()).toBe(index.length)
+    const hrefs = await menu.locator('a[data-testid^="help-"]').evaluateAll((as) => as.map((a) => a.getAttribute('href')))
+    expect(hrefs).toEqual(index.map((p) => `/docs/${p.slug}`))
+    await screenshot(page, 'docs-help-menu')
+    await menu.getByRole('menuitem', { name: 'Troubleshooting' }).click()
+    await page.waitForURL(`${hub.url}/docs/15-troubleshooting`)
+    expect(await page.locator('main h1').first().textContent()).toBe('Troubleshooting')
   })
 })
 
