@@ -77,8 +77,10 @@ type Deps struct {
 	// Now is the clock (time.Now when nil); tests inject theirs.
 	Now func() time.Time
 	// Names and Threats feed the ioc rule (ioc.go): the names hosts
-	// used and the threat list; either nil turns the rule off.
-	Names   NameSource
+	// used, from each of their owners (the capture's DNS domains, the
+	// agents' reports in the store), and the threat list; either empty
+	// turns the rule off.
+	Names   []NameSource
 	Threats rules.IOCMatcher
 	// Rates feeds the anomaly rule (anomaly_eval.go); nil turns it off.
 	Rates RateSource

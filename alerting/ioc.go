@@ -7,9 +7,9 @@ import (
 	"netmon/alerting/rules"
 )
 
-// NameSource lists the names hosts were seen using since a time: the DNS
-// names, TLS SNI and HTTP Hosts of the agents' deep collection and the
-// hub capture's DNS domains.
+// NameSource lists names hosts were seen using since a time: the hub
+// capture's DNS domains (the capture), the DNS names, TLS SNI and HTTP
+// Hosts of the agents' deep collection (the store).
 type NameSource interface {
 	Names(ctx context.Context, since time.Time) ([]rules.Name, error)
 }
@@ -27,14 +27,20 @@ func (e *Engine) EvalIOC(ctx context.Context) {
 	defer func() { e.m.evalTime.WithLabelValues("ioc").Observe(time.Since(start).Seconds()) }()
 	now := e.dep.Now()
 	on := e.Settings().IOC.Enabled
-	if !on || e.dep.Names == nil || e.dep.Threats == nil {
+	if !on || len(e.dep.Names) == 0 || e.dep.Threats == nil {
 		return
 	}
-	names, err := e.dep.Names.Names(ctx, now.Add(-iocLookback))
-	if err != nil {
-		e.m.errors.Inc()
-		e.log.Warn("read observed names", "error", err)
-		return
+	var names []rules.Name
+	for _, src := range e.dep.Names {
+		ns, err := src.Names(ctx, now.Add(-iocLookback))
+		if err != nil {
+			// The cycle is skipped whole: the next one reads the names
+			// again (lookback), and the rule's seen-table stays as it was.
+			e.m.errors.Inc()
+			e.log.Warn("read observed names", "error", err)
+			return
+		}
+		names = append(names, ns...)
 	}
 	e.lock()
 	defer e.unlock()

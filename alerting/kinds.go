@@ -1,6 +1,10 @@
 package alerting
 
-import "netmon/alerting/rules"
+import (
+	"context"
+
+	"netmon/alerting/rules"
+)
 
 // KindTimeDrift is raised when a compliance checkpoint's clock is ahead of
 // the system clock (spec 6.3; the hub raises it from app/compliance).
@@ -17,4 +21,13 @@ func Kinds() []string {
 		rules.KindVPNDown, rules.KindSDWANBreach, rules.KindHighSessions,
 		KindTimeDrift,
 	}
+}
+
+// TimeDrift raises the time_drift alert (spec 6.3): the compliance log
+// calls it when a checkpoint's clock is ahead of the system clock.
+// Severity 6: the spec gives none; a clock that went back puts the seals'
+// order in doubt.
+func (e *Engine) TimeDrift(message string) {
+	e.log.Warn("time_drift", "message", message)
+	e.Raise(context.Background(), rules.Alert{Kind: KindTimeDrift, Key: "compliance", Message: message, Severity: 6})
 }

@@ -116,7 +116,7 @@ func TestLoopSurvivesPanic(t *testing.T) {
 	s := alerting.DefaultSettings()
 	s.IOC.Enabled = true
 	names := &panicNames{}
-	e := alerting.New(quiet(), cfg, alerting.Deps{Store: db, Names: names, Threats: oneEntry{},
+	e := alerting.New(quiet(), cfg, alerting.Deps{Store: db, Names: []alerting.NameSource{names}, Threats: oneEntry{},
 		Settings: func(context.Context) (alerting.Settings, error) { return s, nil }}, reg)
 	if err := e.Start(); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"netmon/store/record"
 )
 
 // ObservedName is a name an agent was seen using (the ioc rule's input):
@@ -36,4 +39,18 @@ func (db *DB) ObservedNames(ctx context.Context, since int64) ([]ObservedName, e
 		out = append(out, n)
 	}
 	return out, rows.Err()
+}
+
+// Names is the store's part of the ioc rule's names (the alert engine's
+// NameSource): the names agents reported since a time.
+func (db *DB) Names(ctx context.Context, since time.Time) ([]record.ObservedName, error) {
+	ns, err := db.ObservedNames(ctx, since.Unix())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]record.ObservedName, 0, len(ns))
+	for _, n := range ns {
+		out = append(out, record.ObservedName{AgentID: n.AgentID, Site: n.Site, Name: n.Name, Source: n.Kind, TS: n.TS})
+	}
+	return out, nil
 }

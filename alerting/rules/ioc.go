@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"netmon/store/record"
 )
 
 // KindIOC is the threat-list rule of spec 6.3.
@@ -14,26 +16,13 @@ const KindIOC = "ioc"
 // under a suspicious port.
 const SeverityIOC = 8
 
-// Name is a domain name a host was seen using: a DNS query, a TLS SNI or
-// an HTTP Host.
-type Name struct {
-	AgentID int64 // 0: the hub's capture
-	Site    string
-	Name    string
-	// Source is dns, tls or http.
-	Source string
-	// TS is when the name was last reported (the minute of an agent's
-	// batch; the hub capture's count of queries for the name). The rule
-	// raises a name again only when it advanced.
-	TS int64
-}
-
-// IOCHit is the list entry that matched.
-type IOCHit struct {
-	Entry string
-	List  string
-	Line  int
-}
+// Name is a domain name a host was seen using, and IOCHit the list entry
+// that matched it: store/record's, so the capture, the store and the
+// threat list produce them without importing alerting.
+type (
+	Name   = record.ObservedName
+	IOCHit = record.IOCHit
+)
 
 // IOCMatcher looks a name up in the threat list (with parent domains).
 type IOCMatcher interface {

@@ -11,6 +11,8 @@
 // and messages are built only when a rule fires.
 package rules
 
+import "netmon/store/record"
+
 // Alert is a condition a rule raises; the engine turns it into an event
 // (or a repeat of an open one).
 type Alert struct {
@@ -47,42 +49,19 @@ const (
 	SeverityIfaceCrit = 7
 )
 
-// Conn is one established connection of an inventory (the hub's own or an
-// agent's last batch).
-type Conn struct {
-	// AgentID is the agent (0: the hub host).
-	AgentID int64
-	// Site is the agent's site.
-	Site string
-	// RemoteIP and RemotePort are the remote end.
-	RemoteIP   string
-	RemotePort uint16
-	// Process is the owning process's name (empty: unknown).
-	Process string
-}
-
-// Inventory is one host's connection list.
-type Inventory struct {
-	AgentID int64
-	Site    string
-	Conns   []Conn
-}
-
-// Traffic is what the bw and target rules read of the hub's capture.
-type Traffic struct {
-	// Running is false when the capture is stopped (no rate to judge).
-	Running bool
-	// InBps and OutBps are the last second's rates in bits per second.
-	InBps, OutBps float64
-	// Endpoints are remote addresses with their total bytes so far.
-	Endpoints []Endpoint
-}
-
-// Endpoint is a remote address and the bytes exchanged with it.
-type Endpoint struct {
-	IP    string
-	Total int64
-}
+// The inputs below are store/record's, where their owners (the capture,
+// the socket lister, the fleet) produce them without importing alerting;
+// the aliases keep the rules' names.
+type (
+	// Conn is one established connection of an inventory.
+	Conn = record.Conn
+	// Inventory is one host's connection list.
+	Inventory = record.Inventory
+	// Traffic is what the bw and target rules read of the hub's capture.
+	Traffic = record.Traffic
+	// Endpoint is a remote address and the bytes exchanged with it.
+	Endpoint = record.TrafficEndpoint
+)
 
 // IfaceRate is one interface's utilisation input.
 type IfaceRate struct {

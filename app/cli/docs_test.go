@@ -12,7 +12,7 @@ func TestDocsCommand(t *testing.T) {
 		out, err   string
 		notContain string
 	}{
-		{[]string{"docs"}, 0, "07-agents            Agents and deep collection\n", "", ""},
+		{[]string{"docs"}, 0, "Agents and deep collection\n", "", ""},
 		{[]string{"docs", "agents"}, 0, "# Agents and deep collection\n", "", ""},
 		{[]string{"docs", "15"}, 0, "# Troubleshooting\n", "", ""},
 		{[]string{"docs", "--headings", "troubleshooting"}, 0, "The hub does not start\nNo flows appear\n", "", "#"},

@@ -268,6 +268,11 @@ func (s *Service) Flush(ctx context.Context) {
 	s.run(c)
 }
 
+// OnDrift sets what is called when a checkpoint's clock is ahead of the
+// system clock (Deps.OnDrift), for a consumer built after the log (the
+// alert engine); call it before Start.
+func (s *Service) OnDrift(fn func(message string)) { s.deps.OnDrift = fn }
+
 // checkDrift raises time_drift when a statement's clock is ahead.
 func (s *Service) checkDrift(signed int64) {
 	now := s.deps.Now()

@@ -8,6 +8,7 @@ import (
 
 	"netmon/alerting/rules"
 	"netmon/store"
+	"netmon/store/record"
 )
 
 // The fleet feeds the alert engine over its own reads (alerting's
@@ -133,7 +134,7 @@ func (a *inventories) inventories(ctx context.Context, db AlertStore, now time.T
 		out, inv = nextInventory(out)
 		inv.AgentID, inv.Site = ag.ID, ag.Site
 		for _, c := range a.conns {
-			inv.Conns = rules.AppendEstablished(inv.Conns, c.RemoteAddr, c.Status, c.Process, ag.ID, ag.Site)
+			inv.Conns = record.AppendEstablished(inv.Conns, c.RemoteAddr, c.Status, c.Process, ag.ID, ag.Site)
 		}
 	}
 	return out, nil

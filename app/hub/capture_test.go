@@ -370,7 +370,7 @@ func TestHostConnsOff(t *testing.T) {
 	if r := h.client(t).call("GET", "/api/connections", nil).must(t, 200); r.body != "[]" {
 		t.Errorf("connections with -host-conns=false: %.300s", r.body)
 	}
-	invs, err := hostInventory{h.conns}.Inventories(context.Background())
+	invs, err := h.conns.Inventories(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,8 @@
 package hub
 
 import (
-	"context"
-	"log/slog"
 	"time"
 
-	"netmon/alerting"
-	"netmon/alerting/rules"
 	"netmon/app/compliance"
 	"netmon/app/netguard"
 	"netmon/collectors/flows"
@@ -33,7 +29,6 @@ func (h *Hub) buildCollectors() {
 	}
 	log := h.log.With("component", "compliance")
 	h.compliance = compliance.New(log, h.cfg.Compliance, compliance.Deps{DB: h.db, Registry: h.reg,
-		OnDrift:    timeDrift(log, h.alerts),
 		Now:        h.complianceNow,
 		HTTPClient: tsaGuard.HTTPClient(netguard.ClientOptions{Timeout: 30 * time.Second, SameHost: true})})
 	h.parts.add("compliance", h.compliance.Start, noCtx(h.compliance.Stop))
@@ -42,14 +37,4 @@ func (h *Hub) buildCollectors() {
 	h.parts.add("flows", h.flows.Start, noCtx(h.flows.Stop))
 	h.syslog = syslog.New(h.log.With("component", "syslog"), h.cfg.Syslog, h.ingest, h.reg)
 	h.parts.add("syslog", h.syslog.Start, noCtx(h.syslog.Stop))
-}
-
-// timeDrift raises the time_drift alert (spec 6.3) when a compliance
-// checkpoint's clock is ahead of the system clock. Severity 6: the spec
-// gives none; a clock that went back puts the seals' order in doubt.
-func timeDrift(log *slog.Logger, alerts *alerting.Engine) func(string) {
-	return func(msg string) {
-		log.Warn("time_drift", "message", msg)
-		alerts.Raise(context.Background(), rules.Alert{Kind: "time_drift", Key: "compliance", Message: msg, Severity: 6})
-	}
 }

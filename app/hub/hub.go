@@ -174,17 +174,17 @@ func New(ctx context.Context, log *slog.Logger, cfg config.HubConfig, opts ...Op
 	if err := h.buildCapture(); err != nil {
 		return nil, err
 	}
-	// The device component before the alert engine (it implements the
-	// engine's interface rates and firewall states); the alert engine
-	// before the collectors: the compliance log raises time_drift
-	// through it.
+	// Every input of the alert engine before it: the threat list, the
+	// ingest path (the fleet writes into it; the health score counts its
+	// drops), the fleet and the device component. The compliance log,
+	// built with the ingest path, is handed the engine once it exists.
 	h.buildThreat()
-	h.buildDevices()
-	h.buildAlerts()
 	h.buildCollectors()
 	if err := h.buildFleet(ctx); err != nil {
 		return nil, err
 	}
+	h.buildDevices()
+	h.buildAlerts()
 	h.buildTopology()
 	h.buildIncidents()
 	// The live feed ticks from the capture and the alert engine.

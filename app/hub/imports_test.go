@@ -39,17 +39,19 @@ var importRules = []struct {
 	{"app/netguard", nil}, // the outbound dialer every outbound connection goes through
 	{"app/panics", nil},   // a background item's panic recovered into its error and a count
 
-	// 2. Producers import only leaves (and collectors/geo); their only
-	// output is record.Sink.
+	// 2. Producers import only leaves (and collectors/geo); their output
+	// is store/record's: the Sink, and the alert engine's inputs they own
+	// (the capture's traffic and names, the host's inventory, the threat
+	// list's hits), so none imports alerting.
 	{"capture/source", nil},
 	{"capture/pcaprec", nil},
-	{"capture/proc", nil},
-	{"capture/ebpf", nil}, // the eBPF backend's kernel programs and map reader
+	{"capture/proc", []string{"store/record"}}, // the host's inventory, in the alert engine's input types
+	{"capture/ebpf", nil},                      // the eBPF backend's kernel programs and map reader
 	// The agent's attribution backends report in the wire's section types.
 	{"capture/attr", []string{"agentmode/wire", "capture/decode", "capture/ebpf", "capture/source"}},
 	{"capture", []string{"app/netguard", "app/panics", "capture/decode", "capture/pcaprec", "capture/source", "collectors/geo", "store/record"}},
 	{"collectors/geo", []string{"app/netguard", "app/panics"}},
-	{"collectors/geo/threat", []string{"app/panics"}}, // the threat list and domain categories: lookups, like GeoIP
+	{"collectors/geo/threat", []string{"app/panics", "store/record"}}, // the threat list and domain categories: lookups, like GeoIP
 	{"collectors/udpsock", []string{"store/record"}},
 	{"collectors/flows/netflow", []string{"store/record"}},
 	{"collectors/flows/sflow", []string{"store/record"}},

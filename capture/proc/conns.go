@@ -4,7 +4,8 @@
 // platform APIs elsewhere; PID and process name need the same user or
 // root on Linux (spec 2.11).
 //
-// It is a leaf producer package: it imports no other netmon package.
+// It is a leaf producer package: it imports only store/record, the
+// vocabulary its inventory reaches the alert engine in.
 package proc
 
 import (

@@ -1,6 +1,7 @@
-// Package record is the vocabulary of what netmon ingests: the values
-// producers (flow and syslog collectors, the agent intake) hand to the
-// ingest path, and the Sink they hand them to. It is a leaf: standard
+// Package record is the vocabulary of what netmon's components exchange:
+// the values producers (flow and syslog collectors, the agent intake)
+// hand to the ingest path and the Sink they hand them to, and the inputs
+// the owners of data hand the alert engine (alertinput.go). It is a leaf: standard
 // library only, so a producer cannot tell a channel from NATS from a
 // direct write (STYLE.md, "Which way imports run").
 package record

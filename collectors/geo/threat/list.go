@@ -5,8 +5,9 @@
 // mtime changes, like the GeoIP databases beside them: they live under
 // collectors/geo (STYLE.md puts threat lists there), not under alerting,
 // because the API's enrichment and reputation routes read them as much as
-// the ioc rule does. The package is a leaf: the alert engine and the API
-// declare the small interfaces they need and app/hub hands in a *Watch.
+// the ioc rule does. It imports no service: the alert engine and the API
+// declare the small interfaces they need, and Lists implements the ioc
+// rule's matcher in store/record's types.
 //
 // A list is one string holding every listed name back to back and a map
 // from each name (a substring of it, so no allocation per name) to its

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"netmon/app/panics"
+	"netmon/store/record"
 )
 
 // DefaultPoll is how often a watched file's mtime is checked (issue 18:
@@ -167,4 +168,20 @@ func (l Lists) Categories() *Categories {
 		return nil
 	}
 	return l.CategoryWatch.Current()
+}
+
+// MatchName looks a name up in the threat list in force (with parent
+// domains): the alert engine's ioc rule reads the lists through it.
+func (l Lists) MatchName(name string) (record.IOCHit, bool) {
+	h, ok := l.IOC().Match(name)
+	return record.IOCHit{Entry: h.Entry, List: h.List, Line: h.Line}, ok
+}
+
+// Generation counts the threat list's loads: a reload changes it, so the
+// ioc rule judges names already seen again against the new list.
+func (l Lists) Generation() int64 {
+	if l.IOCWatch == nil {
+		return 0
+	}
+	return l.IOCWatch.Loads()
 }

@@ -1,4 +1,4 @@
-package rules
+package record
 
 import (
 	"testing"
