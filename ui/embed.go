@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"netmon/ui/docs"
@@ -55,15 +56,25 @@ type Handler struct {
 func New(cfg Config) *Handler {
 	sub, _ := fs.Sub(dist, "dist") // "dist" is a constant, valid path
 	h := newHandler(cfg, sub)
-	if m, err := docs.Load(); err == nil {
-		h.manual = docs.NewHandler(m)
-	} else {
-		// The manual is part of the build; ui/docs tests load it, so this
-		// only shows a broken build, as a 500 naming the fault.
-		h.manual = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
+	// The manual is rendered on its first request, not at start: most
+	// hubs never serve it, and rendering it costs memory and start time.
+	var once sync.Once
+	var manual http.Handler
+	h.manual = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() {
+			m, err := docs.Load()
+			if err != nil {
+				// The manual is part of the build; ui/docs tests load it,
+				// so this only shows a broken build, as a 500 naming it.
+				manual = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+					http.Error(w, err.Error(), http.StatusInternalServerError)
+				})
+				return
+			}
+			manual = docs.NewHandler(m)
 		})
-	}
+		manual.ServeHTTP(w, r)
+	})
 	return h
 }
 
