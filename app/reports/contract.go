@@ -101,3 +101,72 @@ type SLATarget struct {
 	CreatedAt   int64  `json:"created_at"`
 	CreatedBy   string `json:"created_by"`
 }
+
+// Schedule is a stored report job (/api/v1/reports/schedules).
+type Schedule struct {
+	ID     int64  `json:"id"`
+	Name   string `json:"name"`
+	Type   string `json:"type"`
+	Days   int    `json:"days"`
+	Format string `json:"format"`
+	Site   string `json:"site"`
+	// Recipients get the report by e-mail through the alert e-mail
+	// channel's server (PDF attached, or the HTML attached).
+	Recipients []string `json:"recipients"`
+	// Spec is daily:HH:MM, weekly:<mon..sun>:HH:MM or monthly:<1-28>:HH:MM
+	// in Timezone (an IANA zone, default the hub's report zone).
+	Spec     string `json:"spec"`
+	Timezone string `json:"timezone"`
+	Enabled  bool   `json:"enabled"`
+	// LastSlot is the last slot run (Unix s, 0: never), NextRun the next.
+	LastSlot   int64  `json:"last_slot"`
+	LastStatus string `json:"last_status"`
+	NextRun    int64  `json:"next_run"`
+	CreatedAt  int64  `json:"created_at"`
+	CreatedBy  string `json:"created_by"`
+}
+
+// ScheduleInput is the body of POST /api/v1/reports/schedules.
+type ScheduleInput struct {
+	Name       string   `json:"name"`
+	Type       string   `json:"type"`
+	Days       int      `json:"days"`
+	Format     string   `json:"format"`
+	Site       string   `json:"site"`
+	Recipients []string `json:"recipients"`
+	Spec       string   `json:"spec"`
+	Timezone   string   `json:"timezone"`
+}
+
+// ArchiveEntry is one generated report kept in the archive
+// (/api/v1/reports/archive); its body is read with OpenArchive.
+type ArchiveEntry struct {
+	ID         int64  `json:"id"`
+	ScheduleID int64  `json:"schedule_id,omitempty"` // 0: generated on request
+	Type       string `json:"type"`
+	Format     string `json:"format"`
+	Site       string `json:"site"`
+	Days       int    `json:"days"`
+	From       int64  `json:"from"`
+	To         int64  `json:"to"`
+	Filename   string `json:"filename"`
+	Size       int64  `json:"size"`
+	SHA256     string `json:"sha256"`
+	DataSHA256 string `json:"data_sha256"`
+	// Delivery is "" (not mailed), "sent to N" or the classified failure.
+	Delivery    string `json:"delivery,omitempty"`
+	GeneratedAt int64  `json:"generated_at"`
+	GeneratedBy string `json:"generated_by"`
+}
+
+// SLATargetInput is the body of POST /api/v1/sla/targets.
+type SLATargetInput struct {
+	Name        string  `json:"name"`
+	Metric      string  `json:"metric"`
+	Scope       string  `json:"scope"`
+	Site        string  `json:"site"`
+	AgentID     int64   `json:"agent_id"`
+	DeviceID    int64   `json:"device_id"`
+	Threshold   float64 `json:"threshold"`
+	WindowHours int     `json:"window_hours"`
+}
