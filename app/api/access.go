@@ -163,6 +163,10 @@ func (s *Server) scrapeToken(c *gin.Context) bool {
 // RBAC permissions).
 func (s *Server) authorizeUser(r router.Route) gin.HandlerFunc {
 	perm := permissionOf(r.Perm)
+	var whenPerm auth.Permission
+	if r.PermWhen != nil {
+		whenPerm = permissionOf(r.PermWhen.Perm)
+	}
 	route := r.Method + " " + r.Path
 	// A route open to any signed-in identity that changes something (the
 	// spec's PATCH /api/v1/agents/{id}) refuses a read-only role (the
@@ -178,6 +182,10 @@ func (s *Server) authorizeUser(r router.Route) gin.HandlerFunc {
 		if id == nil {
 			c.AbortWithStatusJSON(http.StatusUnauthorized, authRequiredBody)
 			return
+		}
+		perm := perm
+		if w := r.PermWhen; w != nil && c.Query(w.Param) == w.Value {
+			perm = whenPerm
 		}
 		if perm != "" && !id.Can(perm, s.multiSite()) {
 			s.deps.Auth.Denied(c.Request.Context(), id, perm, route)

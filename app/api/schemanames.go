@@ -14,6 +14,7 @@ import (
 	"netmon/app/fleet/intake"
 	"netmon/app/history"
 	"netmon/app/procview"
+	"netmon/app/reports"
 	"netmon/app/topology"
 	"netmon/capture"
 	"netmon/capture/pcaprec"
@@ -177,6 +178,13 @@ func schemaNames() map[reflect.Type]string {
 		named[procview.Summary]("ProcessSummary"),
 		named[procview.Timeline]("ProcessTimeline"),
 
+		// app/reports
+		named[reports.ArchiveEntry]("ReportArchiveEntry"),
+		named[reports.Schedule]("ReportSchedule"),
+		named[reports.ScheduleInput]("ReportScheduleCreate"),
+		named[reports.SLATarget]("SLATarget"),
+		named[reports.SLATargetInput]("SLATargetCreate"),
+		named[reports.TargetStatus]("SLATargetStatus"),
 		// app/topology
 		named[topology.AgentNode]("TopologyAgent"),
 		named[topology.DeviceNode]("TopologyDevice"),

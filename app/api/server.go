@@ -156,6 +156,11 @@ type Deps struct {
 	ComplianceStore ComplianceStore
 	// ISMS are the ISMS registers (*compliance.Registers).
 	ISMS ISMSRegisters
+	// Reports generates, schedules and archives reports
+	// (*reports.Service); SLA keeps the SLA targets (*reports.SLA). nil:
+	// empty lists, 503 on generation and changes.
+	Reports Reports
+	SLA     SLATargets
 	// DeviceService is the device registry and its probe
 	// and series (*devices.Component; nil: empty lists, 503 on changes);
 	// Devices keeps uplinks (*store.DB); Topology builds the graph

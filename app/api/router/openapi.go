@@ -236,6 +236,9 @@ func (g *docGen) operation(r Route) (map[string]any, error) {
 	if r.Global {
 		op["x-netmon-global"] = true
 	}
+	if w := r.PermWhen; w != nil {
+		op["x-netmon-permission-when"] = map[string]string{w.Param + "=" + w.Value: string(w.Perm)}
+	}
 	switch r.Perm {
 	case Public:
 		op["security"] = []any{}

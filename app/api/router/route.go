@@ -24,7 +24,12 @@ type Route struct {
 	// role, so a site's admin cannot read or change what the other sites
 	// share.
 	Global bool
-	Do     Endpoint
+	// PermWhen relaxes or tightens Perm for one value of a query
+	// parameter (GET /api/report: type=compliance needs view, the other
+	// types analyze — spec 4.3). authorize applies it; the document
+	// publishes it as x-netmon-permission-when.
+	PermWhen *QueryPerm
+	Do       Endpoint
 	// Errors documents the error statuses the handler itself gives (the
 	// binder's 400/413/415 and the 401/403 of the permission check are
 	// added automatically), each with the ErrorBody schema.
@@ -35,6 +40,14 @@ type Route struct {
 	// BodyTimeout overrides how long the client may take to send the body
 	// (0 = the server's, 5 s), for routes whose bodies are large.
 	BodyTimeout time.Duration
+}
+
+// QueryPerm is the permission of a route when the query parameter Param
+// has the value Value.
+type QueryPerm struct {
+	Param string
+	Value string
+	Perm  Perm
 }
 
 // Endpoint is a handler together with the types it reads and writes. It is
