@@ -74,7 +74,21 @@ func TestPageBound(t *testing.T) {
 	if pages > maxPages {
 		t.Errorf("pages = %d, want <= %d", pages, maxPages)
 	}
-	text := flat(pdfText(t, path))
+	raw := pdfText(t, path)
+	// Every page the table runs onto starts it with its header again.
+	spanned := 0
+	for i, pg := range strings.Split(raw, "\f") {
+		if strings.Contains(pg, ".example ") {
+			spanned++
+			if !strings.Contains(flat(pg), "Source Destination Bytes") {
+				t.Errorf("page %d has rows but no table header", i+1)
+			}
+		}
+	}
+	if spanned < 15 {
+		t.Errorf("table spans %d pages; the fixture should make it span more than 15", spanned)
+	}
+	text := flat(raw)
 	if !strings.Contains(text, more) {
 		t.Errorf("PDF lacks %q", more)
 	}

@@ -20,8 +20,16 @@
 // point and legend entry in abstract units that the SVG uses as its
 // viewBox and the PDF scales to the page width.
 //
+// Names come from devices and peers, so they are hostile: html/template
+// escapes them for their context, and clean (clean.go) first turns
+// invalid UTF-8, control characters, bidirectional overrides and
+// characters past the Basic Multilingual Plane into U+FFFD or a space, in
+// both outputs alike (fpdf panics on the first and the last).
+//
 // The PDF embeds the Go fonts (golang.org/x/image/font/gofont), subset
-// by fpdf, so names in any Latin, Greek or Cyrillic script render and
-// extract; its dates come from the model, so the same model gives the
-// same bytes and an archived report's SHA-256 can be reproduced.
+// by fpdf, so Latin (Turkish included), Greek and Cyrillic names render
+// and extract; CJK, Arabic and Hebrew extract as text but draw as empty
+// boxes, the Go fonts having no such glyphs. Its dates come from the
+// model, so the same model gives the same bytes and an archived report's
+// SHA-256 can be reproduced.
 package render

@@ -82,7 +82,7 @@ func groupDigits(n int) string {
 func newPage(r *model.Report) *page {
 	loc, zone := time.UTC, "UTC"
 	if r.Timezone != "" {
-		zone = r.Timezone
+		zone = clean(r.Timezone)
 		if l, err := time.LoadLocation(r.Timezone); err == nil {
 			loc = l
 		} else {
@@ -96,11 +96,14 @@ func newPage(r *model.Report) *page {
 		return t.Format("2006-01-02 15:04")
 	}
 	p := &page{
-		Title:     r.Title,
+		Title:     clean(r.Title),
 		Site:      "Site: all sites",
 		Range:     "Range: " + at(r.From) + " – " + at(r.To) + " " + zone,
 		Generated: "Generated: " + at(r.GeneratedAt) + " " + zone,
 		DataSHA:   "Data SHA-256: " + r.DataSHA256(),
+	}
+	if p.DataSHA == "Data SHA-256: " { // the model cannot be encoded (a NaN): say so rather than print nothing
+		p.DataSHA += "unavailable"
 	}
 	if r.Days == 1 {
 		p.Range += " (1 day)"
@@ -108,15 +111,15 @@ func newPage(r *model.Report) *page {
 		p.Range += " (" + strconv.Itoa(r.Days) + " days)"
 	}
 	if r.Site != "" {
-		p.Site = "Site: " + r.Site
+		p.Site = "Site: " + clean(r.Site)
 	}
 	if r.Hub != "" {
-		p.Hub = "Hub: " + r.Hub
+		p.Hub = "Hub: " + clean(r.Hub)
 	}
 
 	limit := rowLimit(r, maxTableRows)
 	for _, s := range r.Sections {
-		ps := section{ID: s.ID, Title: s.Title, Empty: s.Empty}
+		ps := section{ID: clean(s.ID), Title: clean(s.Title), Empty: clean(s.Empty)}
 		if s.Empty == "" {
 			for _, b := range s.Blocks {
 				if pb, ok := newBlock(b, limit); ok {
@@ -132,13 +135,13 @@ func newPage(r *model.Report) *page {
 func newBlock(b model.Block, rowLimit int) (block, bool) {
 	switch {
 	case b.Paragraph != "":
-		return block{Paragraph: b.Paragraph}, true
+		return block{Paragraph: clean(b.Paragraph)}, true
 	case len(b.Figures) > 0:
-		return block{Figures: b.Figures}, true
+		return block{Figures: cleanFigures(b.Figures)}, true
 	case b.Table != nil:
 		return block{Table: newTable(b.Table, rowLimit)}, true
 	case b.Chart != nil:
-		l := layoutChart(b.Chart)
+		l := layoutChart(cleanChart(b.Chart))
 		return block{Chart: &l}, true
 	case len(b.List) > 0:
 		items := b.List
@@ -146,7 +149,7 @@ func newBlock(b model.Block, rowLimit int) (block, bool) {
 		if len(items) > maxListItems {
 			items, more = items[:maxListItems], len(items)-maxListItems
 		}
-		return block{List: items, ListMore: moreLine(more)}, true
+		return block{List: cleanAll(items), ListMore: moreLine(more)}, true
 	}
 	return block{}, false
 }
@@ -166,14 +169,17 @@ func newTable(t *model.Table, rowLimit int) *table {
 		more += len(rows) - rowLimit
 		rows = rows[:rowLimit]
 	}
-	out := &table{Caption: t.Caption, Columns: cols, More: moreLine(more), moreN: more, Rows: make([][]string, len(rows))}
+	cc := make([]model.Column, len(cols))
+	for i, c := range cols {
+		cc[i] = model.Column{Title: clean(c.Title), Right: c.Right}
+	}
+	out := &table{Caption: clean(t.Caption), Columns: cc, More: moreLine(more), moreN: more, Rows: make([][]string, len(rows))}
 	for i, r := range rows {
-		if len(r) != len(cols) { // pad or cut to the columns, never index out of range
-			c := make([]string, len(cols))
-			copy(c, r)
-			r = c
+		c := make([]string, len(cols)) // padded or cut to the columns
+		for j := range min(len(r), len(c)) {
+			c[j] = clean(r[j])
 		}
-		out.Rows[i] = r
+		out.Rows[i] = c
 	}
 	return out
 }
