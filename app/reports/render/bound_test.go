@@ -126,8 +126,14 @@ func TestPDFPageBudget(t *testing.T) {
 		t.Errorf("pages = %d, want %d", pages, maxPages)
 	}
 	text := flat(pdfText(t, path))
-	if !strings.Contains(text, "Report cut at 40 pages: ") || !strings.Contains(text, " sections not fully printed; the HTML report has them.") {
-		t.Error("PDF lacks the cut note")
+	m := regexp.MustCompile(`Report cut at 40 pages: (\d+) sections not fully printed; the HTML report has them\.`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("PDF lacks the cut note")
+	}
+	// The note counts exactly the sections whose heading did not print.
+	printed := len(regexp.MustCompile(`Chart \d+ `).FindAllString(text, -1))
+	if left, _ := strconv.Atoi(m[1]); left != 150-printed {
+		t.Errorf("cut note says %d sections left out; %d of 150 chart sections printed", left, printed)
 	}
 	// No orphan heading: the last section printed has its chart.
 	titles := regexp.MustCompile(`Chart \d+ `).FindAllStringIndex(text, -1)

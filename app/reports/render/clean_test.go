@@ -38,6 +38,20 @@ func TestCleanedTextInBothRenderings(t *testing.T) {
 	}
 }
 
+// TestPageCountAliasNotInData: the page-count placeholder cannot be
+// spelt by the data.
+func TestPageCountAliasNotInData(t *testing.T) {
+	r := testReport()
+	r.Sections[4].Blocks[0].Table.Rows[0][0] = "{nb}"
+	r.Sections[4].Blocks[0].Table.Rows[1][0] = "x\x01nb\x01"
+	text := pdfText(t, pdfFile(t, r))
+	for _, w := range []string{"{nb}", "x nb ", "Page 1 of 2", "Page 2 of 2"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("PDF lacks %q", w)
+		}
+	}
+}
+
 // TestNaNModel: a model json cannot encode has no data hash; the footer
 // says so and both renderers still print.
 func TestNaNModel(t *testing.T) {

@@ -27,9 +27,13 @@ const (
 	// cutReserve is kept free at the bottom of the last page for the
 	// notes that say what the page budget cut.
 	cutReserve = 9.0
-	// ptPerMM converts font sizes (points) to millimetres.
+	// mmPerPt converts font sizes (points) to millimetres.
 	mmPerPt = 25.4 / 72
 	font    = "go"
+	// nbAlias stands for the page count until fpdf knows it. It holds a
+	// control character, which clean removes from the data, so a device
+	// named "{nb}" still prints as itself.
+	nbAlias = "\x01nb\x01"
 )
 
 // PDF writes r as an A4 PDF with the same text as HTML: vector charts,
@@ -49,7 +53,7 @@ func PDF(w io.Writer, r *model.Report) error {
 	f.SetCreator("netmon", false)
 	f.SetTitle(p.Title, true)
 	f.SetSubject(p.Site+"; "+p.Range, true)
-	f.AliasNbPages("{nb}")
+	f.AliasNbPages(nbAlias)
 	f.AddUTF8FontFromBytes(font, "", goregular.TTF)
 	f.AddUTF8FontFromBytes(font, "B", gobold.TTF)
 	f.SetMargins(marginX, marginTop, marginX)
@@ -122,12 +126,17 @@ func (d *pdfDoc) header() {
 		f.SetXY(marginX, marginTop)
 		d.text(ink)
 		d.font("B", 20)
-		f.CellFormat(contentW, 9, d.p.Title, "", 1, "L", false, 0, "")
+		for _, line := range f.SplitText(d.p.Title, contentW) {
+			f.SetX(marginX)
+			f.CellFormat(contentW, 9, line, "", 1, "L", false, 0, "")
+		}
 		d.text(muted)
 		d.font("", 9)
 		for _, s := range []string{d.p.Site, d.p.Range, d.p.Generated} {
-			f.SetX(marginX)
-			f.CellFormat(contentW, 4.4, s, "", 1, "L", false, 0, "")
+			for _, line := range f.SplitText(s, contentW) {
+				f.SetX(marginX)
+				f.CellFormat(contentW, 4.4, line, "", 1, "L", false, 0, "")
+			}
 		}
 		y := f.GetY() + 2
 		d.draw(ink)
@@ -155,7 +164,7 @@ func (d *pdfDoc) footer() {
 	d.font("", 7)
 	f.SetXY(marginX, pageH-14)
 	f.CellFormat(contentW-25, 3.6, d.p.DataSHA, "", 0, "L", false, 0, "")
-	f.CellFormat(25, 3.6, "Page "+strconv.Itoa(f.PageNo())+" of {nb}", "", 1, "R", false, 0, "")
+	f.CellFormat(25, 3.6, "Page "+strconv.Itoa(f.PageNo())+" of "+nbAlias, "", 1, "R", false, 0, "")
 	if d.p.Hub != "" {
 		f.SetX(marginX)
 		f.CellFormat(contentW-25, 3.6, d.p.Hub, "", 1, "L", false, 0, "")
@@ -166,8 +175,11 @@ func (d *pdfDoc) body() {
 	for i, s := range d.p.Sections {
 		if !d.section(s) {
 			d.text(accent)
-			d.note("B", "Report cut at "+strconv.Itoa(maxPages)+" pages: "+
-				strconv.Itoa(len(d.p.Sections)-i)+" sections not fully printed; the HTML report has them.")
+			left := strconv.Itoa(len(d.p.Sections)-i) + " sections"
+			if len(d.p.Sections)-i == 1 {
+				left = "1 section"
+			}
+			d.note("B", "Report cut at "+strconv.Itoa(maxPages)+" pages: "+left+" not fully printed; the HTML report has them.")
 			return
 		}
 	}
@@ -197,9 +209,9 @@ func (d *pdfDoc) section(s section) bool {
 	}
 	f.Bookmark(s.Title, 0, -1)
 	d.text(ink)
-	d.font("B", 13)
-	f.SetX(marginX)
-	f.CellFormat(contentW, 6.5, s.Title, "", 1, "L", false, 0, "")
+	if !d.lines(s.Title, "B", 13, marginX, contentW) {
+		return false
+	}
 	y := f.GetY() + 0.5
 	d.draw(rule)
 	f.SetLineWidth(0.3)
