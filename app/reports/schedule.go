@@ -15,7 +15,7 @@ import (
 // Daylight saving: a time the zone skips (02:30 on the spring-forward
 // night in Europe/Paris) runs at the same wall-clock offset after the
 // change (03:30); a time the zone repeats (02:30 on the fall-back night)
-// runs once, at its first occurrence. Monthly days stop at 28 so every
+// runs once, at the second occurrence (winter time, as time.Date picks). Monthly days stop at 28 so every
 // month has the slot.
 
 type spec struct {
