@@ -16,7 +16,7 @@ var errNoMailer = errors.New("e-mail not configured")
 // deliver mails out to sc's recipients and records the outcome as
 // entry's Delivery ("sent to N" or "failed: <reason>"); no recipient
 // leaves it empty. It returns the run's outcome.
-func (s *Service) deliver(ctx context.Context, sc store.ReportSchedule, out *Output, entry *ArchiveEntry) string {
+func (s *Service) deliver(ctx context.Context, sc store.ReportSchedule, out *Output, entry *ArchiveEntry, loc *time.Location) string {
 	if len(sc.Recipients) == 0 {
 		return outcomeNoRecipient
 	}
@@ -24,7 +24,7 @@ func (s *Service) deliver(ctx context.Context, sc store.ReportSchedule, out *Out
 	if s.deps.Mailer == nil {
 		err = errNoMailer
 	} else {
-		err = s.deps.Mailer.SendReport(ctx, sc.Recipients, mailSubject(sc, entry), mailBody(sc, entry), out.Filename, out.ContentType, out.Body)
+		err = s.deps.Mailer.SendReport(ctx, sc.Recipients, mailSubject(sc, entry, loc), mailBody(sc, entry, loc), out.Filename, out.ContentType, out.Body)
 	}
 	outcome := outcomeSent
 	entry.Delivery = fmt.Sprintf("sent to %d", len(sc.Recipients))
@@ -40,17 +40,19 @@ func (s *Service) deliver(ctx context.Context, sc store.ReportSchedule, out *Out
 	return outcome
 }
 
-func mailSubject(sc store.ReportSchedule, e *ArchiveEntry) string {
+func mailSubject(sc store.ReportSchedule, e *ArchiveEntry, loc *time.Location) string {
 	site := sc.Site
 	if site == "" {
 		site = "all sites"
 	}
-	return fmt.Sprintf("[netmon] %s report, %s, %s", sc.Type, site, rangeText(e))
+	return fmt.Sprintf("[netmon] %s report, %s, %s", sc.Type, site, rangeText(e, loc))
 }
 
-func rangeText(e *ArchiveEntry) string {
-	from := time.Unix(e.From, 0).UTC().Format("2006-01-02")
-	to := time.Unix(e.To-1, 0).UTC().Format("2006-01-02")
+// rangeText is the report's first and last day in the report's zone,
+// the dates of its file name.
+func rangeText(e *ArchiveEntry, loc *time.Location) string {
+	from := time.Unix(e.From, 0).In(loc).Format("2006-01-02")
+	to := time.Unix(e.To-1, 0).In(loc).Format("2006-01-02")
 	if e.To <= e.From {
 		to = from
 	}
@@ -58,10 +60,10 @@ func rangeText(e *ArchiveEntry) string {
 }
 
 // mailBody says what is attached and how to check it.
-func mailBody(sc store.ReportSchedule, e *ArchiveEntry) string {
+func mailBody(sc store.ReportSchedule, e *ArchiveEntry, loc *time.Location) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The %s report of schedule %q (%s, %s) is attached: %s.\n\n", sc.Type, sc.Name, sc.Spec, sc.Timezone, e.Filename)
-	fmt.Fprintf(&b, "Range:       %s (%d days)\n", rangeText(e), e.Days)
+	fmt.Fprintf(&b, "Range:       %s (%d days)\n", rangeText(e, loc), e.Days)
 	fmt.Fprintf(&b, "Archive id:  %d\n", e.ID)
 	fmt.Fprintf(&b, "SHA-256:     %s\n", e.SHA256)
 	fmt.Fprintf(&b, "Data SHA-256: %s\n\n", e.DataSHA256)

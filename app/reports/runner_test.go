@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -159,6 +160,9 @@ func TestScheduleMailsOncePerSlotAcrossRestart(t *testing.T) {
 			}
 			if m.to != "<noc@example.test>, <boss@example.test>" {
 				t.Errorf("mail %d: To %q", i, m.to)
+			}
+			if want := fmt.Sprintf("[netmon] traffic report, lyon, 2026-11-%02d to 2026-11-%02d", 1+i, 1+i); m.subject != want {
+				t.Errorf("mail %d: Subject %q, want %q", i, m.subject, want)
 			}
 			if e.Delivery != "sent to 2" || e.ScheduleID != sc.ID || e.GeneratedBy != "scheduler" {
 				t.Errorf("entry %d: delivery %q schedule %d by %q", i, e.Delivery, e.ScheduleID, e.GeneratedBy)

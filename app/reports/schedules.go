@@ -124,13 +124,14 @@ func (s *Service) RunSchedule(ctx context.Context, who store.AuditActor, site st
 // schedule.
 func (s *Service) run(ctx context.Context, who store.AuditActor, sc store.ReportSchedule, end time.Time) (ArchiveEntry, string, error) {
 	req := Request{Type: sc.Type, Days: sc.Days, Format: sc.Format, Site: sc.Site, Now: end}
-	out, entry, err := s.generate(ctx, who, req, sc.ID, ActionScheduleRun)
+	g, err := s.generate(ctx, who, req, sc.ID, ActionScheduleRun)
 	if err != nil {
 		s.log.Error("scheduled report not generated", "schedule", sc.ID, "err", err)
 		s.setStatus(ctx, sc.ID, "failed: report not generated (see the hub log)")
 		return ArchiveEntry{}, outcomeFailed, err
 	}
-	outcome := s.deliver(ctx, sc, out, &entry)
+	entry := g.entry
+	outcome := s.deliver(ctx, sc, g.out, &entry, g.loc)
 	status := entry.Delivery
 	if status == "" {
 		status = "archived"

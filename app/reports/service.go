@@ -164,27 +164,39 @@ func (s *Service) Generate(ctx context.Context, who store.AuditActor, req Reques
 	if err != nil {
 		return nil, ArchiveEntry{}, err
 	}
-	return s.generate(ctx, who, req, 0, ActionGenerate)
+	g, err := s.generate(ctx, who, req, 0, ActionGenerate)
+	if err != nil {
+		return nil, ArchiveEntry{}, err
+	}
+	return g.out, g.entry, nil
+}
+
+// generated is a report made: its output, its archive entry, and the
+// zone its range is in (the model's, which the file name uses).
+type generated struct {
+	out   *Output
+	entry ArchiveEntry
+	loc   *time.Location
 }
 
 // generate is Generate on a normalised request; scheduleID (0: none)
 // and action say what the archive row and the audit record name.
-func (s *Service) generate(ctx context.Context, who store.AuditActor, req Request, scheduleID int64, action string) (*Output, ArchiveEntry, error) {
+func (s *Service) generate(ctx context.Context, who store.AuditActor, req Request, scheduleID int64, action string) (generated, error) {
 	start := time.Now()
 	rep, err := s.deps.Builder.Build(ctx, req)
 	if err != nil {
-		return nil, ArchiveEntry{}, fmt.Errorf("build %s report: %w", req.Type, err)
+		return generated{}, fmt.Errorf("build %s report: %w", req.Type, err)
 	}
 	render := s.deps.HTML
 	if req.Format == FormatPDF {
 		render = s.deps.PDF
 	}
 	if render == nil {
-		return nil, ArchiveEntry{}, fmt.Errorf("render %s report: no %s renderer", req.Type, req.Format)
+		return generated{}, fmt.Errorf("render %s report: no %s renderer", req.Type, req.Format)
 	}
 	var buf bytes.Buffer
 	if err := render(&buf, rep); err != nil {
-		return nil, ArchiveEntry{}, fmt.Errorf("render %s report as %s: %w", req.Type, req.Format, err)
+		return generated{}, fmt.Errorf("render %s report as %s: %w", req.Type, req.Format, err)
 	}
 	from, to := rep.From, rep.To
 	if from.IsZero() || to.IsZero() {
@@ -218,7 +230,7 @@ func (s *Service) generate(ctx context.Context, who store.AuditActor, req Reques
 		return err
 	})
 	if err != nil {
-		return nil, ArchiveEntry{}, fmt.Errorf("archive %s report: %w", req.Type, err)
+		return generated{}, fmt.Errorf("archive %s report: %w", req.Type, err)
 	}
 	row.Size = int64(len(out.Body))
 	s.m.generated.WithLabelValues(req.Type, req.Format).Inc()
@@ -230,7 +242,7 @@ func (s *Service) generate(ctx context.Context, who store.AuditActor, req Reques
 			s.log.Warn("report hash not appended to the compliance log", "archive", row.ID, "err", err)
 		}
 	}
-	return out, entryOf(row), nil
+	return generated{out: out, entry: entryOf(row), loc: from.Location()}, nil
 }
 
 // plainAuditor builds audit records without app/audit (tests, tools).
