@@ -57,9 +57,6 @@ func (s *Service) OpenArchive(ctx context.Context, site string, id int64) (Archi
 	return entryOf(a), a.Body, nil
 }
 
-// ContentType is the content type of an archived report's body.
-func (e ArchiveEntry) ContentType() string { return contentType(e.Format) }
-
 // DeleteArchive deletes archived report id of site with its audit record
 // report.archive.delete (one transaction).
 func (s *Service) DeleteArchive(ctx context.Context, who store.AuditActor, site string, id int64) error {

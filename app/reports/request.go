@@ -107,13 +107,16 @@ func slug(site string) string {
 	return b.String()
 }
 
-// normalizeSchedule validates in and fills its defaults (days as a
-// request, format html, the configured zone). Errors name the field:
+// normalizeSchedule validates in and fills its defaults (type and days
+// as a request, format pdf, the configured zone). Errors name the field:
 // name, type, days, format, site, recipients, spec, timezone.
 func (s *Service) normalizeSchedule(in ScheduleInput) (ScheduleInput, spec, *time.Location, error) {
 	in.Name = strings.TrimSpace(in.Name)
 	if in.Name == "" || utf8.RuneCountInString(in.Name) > MaxNameLen || strings.IndexFunc(in.Name, unicode.IsControl) >= 0 {
 		return in, spec{}, nil, errs.InvalidField("name", "must be 1 to %d characters", MaxNameLen)
+	}
+	if in.Format == "" {
+		in.Format = FormatPDF // a mailed report is a PDF unless asked otherwise
 	}
 	req, err := s.normalize(Request{Type: in.Type, Days: in.Days, Format: in.Format, Site: in.Site})
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -262,5 +261,28 @@ func TestBuilderFailure(t *testing.T) {
 	if n := count(t, db, "report_archive", ""); n != 0 {
 		t.Errorf("%d archived, want 0", n)
 	}
-	_ = errors.New
+}
+
+// TestScheduleDefaults: a schedule given only a name and a spec is a
+// 7-day traffic PDF of every site in the configured zone, archived only;
+// its next run is the spec's next slot.
+func TestScheduleDefaults(t *testing.T) {
+	db := storetest.OpenSQLite(t)
+	clk := newClock(at("2026-11-28 10:00", time.UTC))
+	s, _ := newService(t, db, clk, func(c *Config, _ *Deps) { c.Timezone = "Europe/Istanbul" })
+	got, err := s.CreateSchedule(t.Context(), alice, ScheduleInput{Name: " weekly ", Spec: "weekly:mon:08:00"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ist, _ := time.LoadLocation("Europe/Istanbul")
+	want := Schedule{ID: got.ID, Name: "weekly", Type: "traffic", Days: 7, Format: "pdf", Recipients: []string{},
+		Spec: "weekly:mon:08:00", Timezone: "Europe/Istanbul", Enabled: true, NextRun: at("2026-11-30 08:00", ist).Unix(),
+		CreatedAt: clk.Now().Unix(), CreatedBy: "alice"}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("created (-got, +want):\n%s", diff)
+	}
+	l, _ := s.ListSchedules(t.Context(), "")
+	if diff := cmp.Diff(l, []Schedule{want}); diff != "" {
+		t.Errorf("listed (-got, +want):\n%s", diff)
+	}
 }
