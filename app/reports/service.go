@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"netmon/app/errs"
 	"netmon/app/panics"
 	"netmon/app/reports/model"
 	"netmon/store"
@@ -182,6 +183,9 @@ type generated struct {
 // generate is Generate on a normalised request; scheduleID (0: none)
 // and action say what the archive row and the audit record name.
 func (s *Service) generate(ctx context.Context, who store.AuditActor, req Request, scheduleID int64, action string) (generated, error) {
+	if s.deps.Builder == nil {
+		return generated{}, errs.Unavailablef(0, "reports are not available on this hub")
+	}
 	start := time.Now()
 	rep, err := s.deps.Builder.Build(ctx, req)
 	if err != nil {
