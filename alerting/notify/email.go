@@ -20,6 +20,32 @@ import (
 // mechanism the server offers) when email_user is set. The connection is
 // dialled through the outbound guard.
 func (n *Notifier) sendMail(ctx context.Context, s Settings, ev record.AlertEvent) error {
+	c, err := n.mailClient(s)
+	if err != nil {
+		return err
+	}
+	m := mail.NewMsg()
+	if err := m.From(s.EmailFrom); err != nil {
+		return permanent(fmt.Errorf("%w: email_from: %w", errBadAddress, err))
+	}
+	if err := m.To(s.EmailTo...); err != nil {
+		return permanent(fmt.Errorf("%w: email_to: %w", errBadAddress, err))
+	}
+	m.Subject(fmt.Sprintf("[netmon] %s %s: %s", severityWord(ev.Severity), siem.Label(ev.Kind), oneLine(ev.Message)))
+	m.SetDate()
+	m.SetMessageID()
+	m.SetGenHeader("X-Netmon-Event", fmt.Sprint(ev.ID))
+	m.SetGenHeader("X-Netmon-Kind", ev.Kind)
+	m.SetBodyString(mail.TypeTextPlain, mailBody(ev))
+	if err := c.DialAndSendWithContext(ctx, m); err != nil {
+		return classifySMTP(err)
+	}
+	return nil
+}
+
+// mailClient is the SMTP client of the e-mail channel s, shared by the
+// alert mails and the report mails (report_mail.go).
+func (n *Notifier) mailClient(s Settings) (*mail.Client, error) {
 	port := s.EmailPort
 	if port == 0 {
 		port = 587
@@ -43,25 +69,9 @@ func (n *Notifier) sendMail(ctx context.Context, s Settings, ev record.AlertEven
 	}
 	c, err := mail.NewClient(s.EmailHost, opts...)
 	if err != nil {
-		return permanent(fmt.Errorf("smtp client: %w", err))
+		return nil, permanent(fmt.Errorf("smtp client: %w", err))
 	}
-	m := mail.NewMsg()
-	if err := m.From(s.EmailFrom); err != nil {
-		return permanent(fmt.Errorf("%w: email_from: %w", errBadAddress, err))
-	}
-	if err := m.To(s.EmailTo...); err != nil {
-		return permanent(fmt.Errorf("%w: email_to: %w", errBadAddress, err))
-	}
-	m.Subject(fmt.Sprintf("[netmon] %s %s: %s", severityWord(ev.Severity), siem.Label(ev.Kind), oneLine(ev.Message)))
-	m.SetDate()
-	m.SetMessageID()
-	m.SetGenHeader("X-Netmon-Event", fmt.Sprint(ev.ID))
-	m.SetGenHeader("X-Netmon-Kind", ev.Kind)
-	m.SetBodyString(mail.TypeTextPlain, mailBody(ev))
-	if err := c.DialAndSendWithContext(ctx, m); err != nil {
-		return classifySMTP(err)
-	}
-	return nil
+	return c, nil
 }
 
 // mailBody is the plain-text body of an alert e-mail.

@@ -118,8 +118,8 @@ func (s *Server) alertEvents(c *gin.Context, in *alertEventsIn) (AlertEventPage,
 // the route it took: its deliveries (channel, rule, status; no secret).
 type AlertEventDetail struct {
 	AlertEvent
-	Notes      []AlertNote            `json:"notes"`
-	Deliveries []record.AlertDelivery `json:"deliveries"`
+	Notes      []AlertNote     `json:"notes"`
+	Deliveries []AlertDelivery `json:"deliveries"`
 }
 
 func (s *Server) alertEvent(c *gin.Context, in *idIn) (AlertEventDetail, error) {

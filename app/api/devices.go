@@ -218,42 +218,47 @@ func (in *ifaceHistoryIn) since() int64 {
 	return time.Now().Add(-time.Duration(in.Minutes) * time.Minute).Unix()
 }
 
-func (s *Server) deviceIfaceHistory(c *gin.Context, in *ifaceHistoryIn) ([]store.IfaceRate, error) {
+func (s *Server) deviceIfaceHistory(c *gin.Context, in *ifaceHistoryIn) ([]InterfaceRate, error) {
 	if _, err := s.visibleDevice(c, in.ID); err != nil {
 		return nil, err
 	}
-	return s.deps.DeviceService.IfaceHistory(c, in.ID, in.IfIndex, in.since())
+	rows, err := s.deps.DeviceService.IfaceHistory(c, in.ID, in.IfIndex, in.since())
+	return convertAll(rows, ifaceRateOf), err
 }
 
-func (s *Server) deviceResources(c *gin.Context, in *deviceWindowIn) ([]record.ResourceSample, error) {
+func (s *Server) deviceResources(c *gin.Context, in *deviceWindowIn) ([]ResourceSample, error) {
 	if _, err := s.visibleDevice(c, in.ID); err != nil {
 		return nil, err
 	}
-	return s.deps.DeviceService.Resources(c, in.ID, in.since())
+	rows, err := s.deps.DeviceService.Resources(c, in.ID, in.since())
+	return convertAll(rows, resourceOf), err
 }
 
 // The firewall REST device's series (spec 4.8; an SNMP device has none
 // and answers []): after the scope check, another site's device is a 404.
 
-func (s *Server) deviceVPN(c *gin.Context, in *deviceWindowIn) ([]record.VPNSample, error) {
+func (s *Server) deviceVPN(c *gin.Context, in *deviceWindowIn) ([]VPNSample, error) {
 	if _, err := s.visibleDevice(c, in.ID); err != nil {
 		return nil, err
 	}
-	return s.deps.DeviceService.VPN(c, in.ID, in.since())
+	rows, err := s.deps.DeviceService.VPN(c, in.ID, in.since())
+	return convertAll(rows, vpnOf), err
 }
 
-func (s *Server) deviceSDWAN(c *gin.Context, in *deviceWindowIn) ([]record.SDWANSample, error) {
+func (s *Server) deviceSDWAN(c *gin.Context, in *deviceWindowIn) ([]SDWANSample, error) {
 	if _, err := s.visibleDevice(c, in.ID); err != nil {
 		return nil, err
 	}
-	return s.deps.DeviceService.SDWAN(c, in.ID, in.since())
+	rows, err := s.deps.DeviceService.SDWAN(c, in.ID, in.since())
+	return convertAll(rows, sdwanOf), err
 }
 
-func (s *Server) devicePolicies(c *gin.Context, in *deviceWindowIn) ([]record.PolicyDelta, error) {
+func (s *Server) devicePolicies(c *gin.Context, in *deviceWindowIn) ([]PolicyDelta, error) {
 	if _, err := s.visibleDevice(c, in.ID); err != nil {
 		return nil, err
 	}
-	return s.deps.DeviceService.Policies(c, in.ID, in.since())
+	rows, err := s.deps.DeviceService.Policies(c, in.ID, in.since())
+	return convertAll(rows, policyOf), err
 }
 
 func (s *Server) getTopology(c *gin.Context, _ *struct{}) (topology.Topology, error) {

@@ -117,12 +117,12 @@ type deliveriesIn struct {
 	Limit   int    `query:"limit" min:"1" max:"1000" default:"100" doc:"newest rows"`
 }
 
-func (s *Server) deliveries(c *gin.Context, in *deliveriesIn) ([]record.AlertDelivery, error) {
+func (s *Server) deliveries(c *gin.Context, in *deliveriesIn) ([]AlertDelivery, error) {
 	if callerOf(c).SiteBound() {
 		return nil, errAlertsGlobal
 	}
 	if s.deps.Deliveries == nil {
-		return []record.AlertDelivery{}, nil
+		return []AlertDelivery{}, nil
 	}
 	ds, err := s.deps.Deliveries.Deliveries(c, store.DeliveryFilter{Channel: in.Channel, Status: in.Status, EventID: in.EventID, Limit: in.Limit})
 	return publicDeliveries(ds), err
@@ -131,9 +131,10 @@ func (s *Server) deliveries(c *gin.Context, in *deliveriesIn) ([]record.AlertDel
 // publicDeliveries shows each stored error as one of notify's reasons:
 // rows written before the reasons existed quote the channel's URL
 // (issue 28), and the alert detail shows them to any viewer.
-func publicDeliveries(ds []record.AlertDelivery) []record.AlertDelivery {
-	for i := range ds {
-		ds[i].Error = notify.PublicError(ds[i].Error)
+func publicDeliveries(ds []record.AlertDelivery) []AlertDelivery {
+	out := convertAll(ds, deliveryOf)
+	for i := range out {
+		out[i].Error = notify.PublicError(out[i].Error)
 	}
-	return ds
+	return out
 }

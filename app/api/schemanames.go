@@ -21,8 +21,6 @@ import (
 	"netmon/capture/source"
 	"netmon/collectors/flows"
 	"netmon/collectors/geo"
-	"netmon/store"
-	"netmon/store/record"
 )
 
 // schemaNames is the schema name of every type a body reaches, declared
@@ -173,6 +171,8 @@ func schemaNames() map[reflect.Type]string {
 		named[procview.Bucket]("ProcessBucket"),
 		named[procview.Destination]("ProcessDestination"),
 		named[procview.Detail]("ProcessDetail"),
+		named[procview.Name]("ProcessName"),
+		named[procview.Reason]("UnattributedTraffic"),
 		named[procview.RelatedAlert]("ProcessAlert"),
 		named[procview.Spike]("ProcessSpike"),
 		named[procview.Summary]("ProcessSummary"),
@@ -212,22 +212,14 @@ func schemaNames() map[reflect.Type]string {
 		// collectors/geo
 		named[geo.DatabaseInfo]("GeoDatabase"),
 
-		// Store rows still answered as they are, by handlers other helpers
-		// of issue 29 own (devices.go, notify.go) and by app/procview; each
-		// is to become an app/api response type like those of bodies.go.
-		// TestNoStoreRowIsABody lists them as the allowed exceptions.
-		// store
-		named[store.IfaceRate]("InterfaceRate"),
-		named[store.ProcessName]("ProcessName"),
-		named[store.UnattributedReason]("UnattributedTraffic"),
-
-		// store/record
-		named[record.AlertDelivery]("AlertDelivery"),
+		// app/api's device series (bodies_devices.go)
 		named[DeviceInterface]("DeviceInterface"),
-		named[record.PolicyDelta]("FirewallPolicyDelta"),
-		named[record.ResourceSample]("DeviceResource"),
-		named[record.SDWANSample]("SDWANSample"),
-		named[record.VPNSample]("VPNSample"),
+		named[InterfaceRate]("InterfaceRate"),
+		named[PolicyDelta]("FirewallPolicyDelta"),
+		named[ResourceSample]("DeviceResource"),
+		named[SDWANSample]("SDWANSample"),
+		named[VPNSample]("VPNSample"),
+		named[AlertDelivery]("AlertDelivery"),
 	} {
 		m[e.t] = e.name
 	}

@@ -108,38 +108,14 @@ func TestSchemaNames(t *testing.T) {
 	}
 }
 
-// storeRowsStillBodies are the store rows some handler still answers
-// with as they are. Temporary: their handlers are owned by other parts of
-// issue 29 (devices.go, notify.go) or answer a domain package's type
-// (app/procview); each becomes a response type of app/api, and the lead
-// empties this list at merge.
-func storeRowsStillBodies() map[reflect.Type]bool {
-	return map[reflect.Type]bool{
-		reflect.TypeFor[store.IfaceRate]():          true, // devices.go
-		reflect.TypeFor[record.PolicyDelta]():       true, // devices.go
-		reflect.TypeFor[record.ResourceSample]():    true, // devices.go
-		reflect.TypeFor[record.SDWANSample]():       true, // devices.go
-		reflect.TypeFor[record.VPNSample]():         true, // devices.go
-		reflect.TypeFor[record.AlertDelivery]():     true, // notify.go (publicDeliveries)
-		reflect.TypeFor[store.ProcessName]():        true, // app/procview.Detail
-		reflect.TypeFor[store.UnattributedReason](): true, // app/procview.Detail
-	}
-}
-
 // TestNoStoreRowIsABody: a body is an app/api response type, never a
 // store row, so a change to the store cannot change the API unseen. Every
 // body type is in schemaNames (Render refuses others), so the table is
 // where to look.
 func TestNoStoreRowIsABody(t *testing.T) {
-	allowed := storeRowsStillBodies()
 	for typ, name := range schemaNames() {
-		if p := typ.PkgPath(); (p == "netmon/store" || strings.HasPrefix(p, "netmon/store/")) && !allowed[typ] {
+		if p := typ.PkgPath(); p == "netmon/store" || strings.HasPrefix(p, "netmon/store/") {
 			t.Errorf("%s (schema %s) is a store row answered as a body: declare an app/api response type", typ, name)
-		}
-	}
-	for typ := range allowed {
-		if _, ok := schemaNames()[typ]; !ok {
-			t.Errorf("%s is allowed as a body but is none any more: remove it from storeRowsStillBodies", typ)
 		}
 	}
 }

@@ -12,6 +12,7 @@ const (
 	KindFlow   uint8 = 1
 	KindSyslog uint8 = 2
 	KindDNS    uint8 = 3
+	KindReport uint8 = 4 // a generated report's hashes (report.go)
 )
 
 // Field classes: how a field is masked in an evidence bundle.
@@ -41,9 +42,12 @@ var schema = map[uint8][]field{
 	KindDNS: {
 		{"agent_id", plain}, {"agent_ip", piiIP}, {"process", plain}, {"domain", plain}, {"queries", plain},
 	},
+	KindReport: {
+		{"sha256", plain}, {"data_sha256", plain}, {"filename", plain},
+	},
 }
 
-var kindNames = map[uint8]string{KindFlow: "flow", KindSyslog: "syslog", KindDNS: "dns"}
+var kindNames = map[uint8]string{KindFlow: "flow", KindSyslog: "syslog", KindDNS: "dns", KindReport: "report"}
 
 // KindName returns the bundle name of a kind ("" when unknown).
 func KindName(k uint8) string { return kindNames[k] }

@@ -130,11 +130,11 @@ func TestDeepRoutes(t *testing.T) {
 		conn2.LocalAddr = "10.0.0.5:40001"
 		want := procview.Detail{AgentID: a.AgentID, Process: "curl", Minutes: 60,
 			Summary: procview.Summary{FirstSeen: now, LastSeen: now, PIDs: []int32{10}, BytesIn: 300, BytesOut: 20, Total: 320, LastRate: 320.0 / 60},
-			Reasons: []store.UnattributedReason{},
+			Reasons: []procview.Reason{},
 			Destinations: []procview.Destination{{ProcessDestination: store.ProcessDestination{RemoteIP: "192.0.2.1", RemotePort: 443, Proto: "tcp",
 				BytesIn: 300, BytesOut: 20, FirstSeen: now, LastSeen: now}}},
 			Connections: []wire.Connection{conn, conn2},
-			Names: []store.ProcessName{
+			Names: []procview.Name{
 				{Kind: "dns", Name: "example.com", Count: 2, Answers: 2, FirstSeen: now, LastSeen: now},
 				{Kind: "tls", Name: "example.com", Count: 2, Bytes: 1000, FirstSeen: now, LastSeen: now},
 				{Kind: "http", Name: "<img src=x onerror=alert(1)>", Count: 2, Bytes: 14, FirstSeen: now, LastSeen: now},
@@ -148,7 +148,7 @@ func TestDeepRoutes(t *testing.T) {
 		}
 		var u procview.Detail
 		admin.call("GET", fmt.Sprintf("/api/v1/agents/%d/processes/%s", a.AgentID, url.PathEscape("(unattributed)")), nil).must(t, 200).decode(t, &u)
-		if diff := cmp.Diff(u.Reasons, []store.UnattributedReason{{Reason: "socket not found", Bytes: 6, Packets: 2}, {Reason: "kernel socket", Bytes: 2, Packets: 2}}); diff != "" {
+		if diff := cmp.Diff(u.Reasons, []procview.Reason{{Reason: "socket not found", Bytes: 6, Packets: 2}, {Reason: "kernel socket", Bytes: 2, Packets: 2}}); diff != "" {
 			t.Errorf("unattributed reasons (-got, +want):\n%s", diff)
 		}
 

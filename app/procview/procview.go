@@ -59,14 +59,38 @@ type Detail struct {
 	Summary Summary `json:"summary"`
 	// Reasons is the breakdown of (unattributed) bytes by reason; empty
 	// for a named process.
-	Reasons      []store.UnattributedReason `json:"unattributed_reasons" jsonschema_description:"for (unattributed): bytes by the reason the agent gave, most first; empty otherwise"`
-	Destinations []Destination              `json:"destinations" jsonschema_description:"remote ends of the process's traffic over the window, grouped by remote ip, port and proto, most bytes first"`
+	Reasons      []Reason      `json:"unattributed_reasons" jsonschema_description:"for (unattributed): bytes by the reason the agent gave, most first; empty otherwise"`
+	Destinations []Destination `json:"destinations" jsonschema_description:"remote ends of the process's traffic over the window, grouped by remote ip, port and proto, most bytes first"`
 	// Connections are the process's sockets in the agent's last batch.
 	Connections []wire.Connection `json:"connections" jsonschema_description:"live: the process's sockets in the agent's last telemetry batch"`
 	// Names are the DNS names and SNI/Host values the process used.
-	Names    []store.ProcessName `json:"names" jsonschema_description:"application visibility: DNS names (kind dns) and TLS SNI / HTTP Host (kind tls, http) the process used"`
-	Buckets  []Bucket            `json:"buckets" jsonschema_description:"bytes per minute over the window, oldest first (minutes without traffic left out)"`
-	Timeline Timeline            `json:"timeline"`
+	Names    []Name   `json:"names" jsonschema_description:"application visibility: DNS names (kind dns) and TLS SNI / HTTP Host (kind tls, http) the process used"`
+	Buckets  []Bucket `json:"buckets" jsonschema_description:"bytes per minute over the window, oldest first (minutes without traffic left out)"`
+	Timeline Timeline `json:"timeline"`
+}
+
+// Name is a DNS name, TLS SNI or HTTP Host a process used
+// (store.ProcessName, copied so that the store's row is not the API's).
+type Name struct {
+	// Kind is dns, tls or http.
+	Kind string `json:"kind" jsonschema_description:"dns (a DNS query), tls (ClientHello SNI) or http (HTTP Host)"`
+	Name string `json:"name" jsonschema_description:"the domain or host, stored as text"`
+	// Count is queries (dns) or hits (tls, http).
+	Count int64 `json:"count" jsonschema_description:"queries (dns) or connections carrying the name (tls, http)"`
+	// Answers is DNS responses (0 for tls and http); Bytes the L7 bytes
+	// (0 for dns).
+	Answers   int64 `json:"answers"`
+	Bytes     int64 `json:"bytes"`
+	FirstSeen int64 `json:"first_seen"`
+	LastSeen  int64 `json:"last_seen"`
+}
+
+// Reason is the bytes of (unattributed) under one reason the agent gave
+// (store.UnattributedReason).
+type Reason struct {
+	Reason  string `json:"reason" jsonschema_description:"as the agent reported it (socket not found, process gone, other network namespace, kernel socket ...)"`
+	Bytes   int64  `json:"bytes"`
+	Packets int64  `json:"packets"`
 }
 
 // Summary sums the process over the window.
@@ -149,16 +173,23 @@ func Get(ctx context.Context, db Store, geo Geo, site string, id int64, name str
 	if err != nil {
 		return Detail{}, err
 	}
-	d := Detail{AgentID: id, Process: name, Minutes: minutes, Reasons: []store.UnattributedReason{}, Destinations: []Destination{},
-		Connections: liveConnections(a.Connections, name), Names: names,
+	d := Detail{AgentID: id, Process: name, Minutes: minutes, Reasons: []Reason{}, Destinations: []Destination{},
+		Connections: liveConnections(a.Connections, name), Names: make([]Name, len(names)),
 		Timeline: Timeline{Spikes: []Spike{}, Alerts: []RelatedAlert{}}}
 	if len(ms) == 0 && len(dests) == 0 && len(names) == 0 && len(d.Connections) == 0 {
 		return Detail{}, errs.NotFoundf("process %q not seen on agent %d in the last %d minutes", name, id, minutes)
 	}
+	for i, n := range names {
+		d.Names[i] = Name(n)
+	}
 	d.Summary, d.Buckets = summarise(ms)
 	if name == Unattributed {
-		if d.Reasons, err = db.UnattributedReasons(ctx, id, from); err != nil {
+		rs, err := db.UnattributedReasons(ctx, id, from)
+		if err != nil {
 			return Detail{}, err
+		}
+		for _, r := range rs {
+			d.Reasons = append(d.Reasons, Reason(r))
 		}
 	}
 	d.Timeline.FirstSeen = d.Summary.FirstSeen
