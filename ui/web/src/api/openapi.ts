@@ -4256,7 +4256,7 @@ export interface operations {
             query?: {
                 /** @description report type; compliance needs only the view permission */
                 type?: "traffic" | "enterprise" | "compliance";
-                /** @description range in whole days ending now, 1-90 (default: traffic 7, enterprise 30, compliance 30) */
+                /** @description range in whole days ending now (default: traffic 7, enterprise 30, compliance 30) */
                 days?: number;
                 /** @description html: one self-contained page; pdf: an attachment */
                 format?: "html" | "pdf";
