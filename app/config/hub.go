@@ -26,6 +26,7 @@ import (
 	"netmon/alerting/incident"
 	"netmon/alerting/notify"
 	"netmon/app/compliance"
+	"netmon/app/reports"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,6 +125,9 @@ type HubConfig struct {
 	Threat threat.Config
 	// Topology is the network graph's edge expiry (YAML block topology).
 	Topology topology.Config
+	// Reports is the reports service: schedules, archive, the report
+	// zone (-report-timezone, -report-retention-days; YAML block reports).
+	Reports reports.Config
 }
 
 // Server holds the settings of the hub process itself, which belong to
@@ -184,6 +188,7 @@ func DefaultHubConfig() HubConfig {
 		TLS:            pki.DefaultConfig(),
 		Alerts:         alerting.DefaultConfig(),
 		Compliance:     compliance.DefaultConfig(),
+		Reports:        reports.DefaultConfig(),
 		Devices:        devices.DefaultConfig(),
 		Threat:         threat.DefaultConfig(),
 	}
