@@ -68,10 +68,10 @@ type slaStore interface {
 	CaptureDrops(ctx context.Context, from, to int64) (packets, dropped int64, err error)
 }
 
-// slaAuditor builds audit records: app/audit's Builder, handed in by
+// SLAAuditor builds audit records: app/audit's Builder, handed in by
 // app/hub (it stamps the time and the request carried by ctx and masks
 // secrets in before and after).
-type slaAuditor interface {
+type SLAAuditor interface {
 	Event(ctx context.Context, who store.AuditActor, action, target, result, detail string, before, after any) store.AuditEvent
 }
 
@@ -87,7 +87,7 @@ type SLADeps struct {
 	Raise func(ctx context.Context, kind, key, site, message string, severity int)
 	// Audit builds the records of target changes; nil records a plain
 	// record with the actor, action, target and result.
-	Audit slaAuditor
+	Audit SLAAuditor
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// IsLeader tells whether this hub evaluates (one hub of several
