@@ -78,7 +78,9 @@ func TestSLATargetValidation(t *testing.T) {
 		}
 		// The bounds themselves are accepted.
 		for _, in := range []reports.SLATargetInput{
-			with(func(in *reports.SLATargetInput) { in.Name, in.Threshold, in.WindowHours = strings.Repeat("ş", 100), 0, 1 }),
+			with(func(in *reports.SLATargetInput) {
+				in.Name, in.Threshold, in.WindowHours = strings.Repeat("ş", 100), 0, 1
+			}),
 			with(func(in *reports.SLATargetInput) { in.Threshold, in.WindowHours = 100, 2160 }),
 		} {
 			if _, err := s.CreateTarget(ctx, admin, in); err != nil {
