@@ -53,7 +53,9 @@ func (m *minuteSink) AddTrafficMinute(_ context.Context, tm record.TrafficMinute
 	m.minutes = append(m.minutes, tm)
 	return nil
 }
-func (m *minuteSink) AddRemoteMinute(context.Context, int64, []record.RemoteTraffic) error { return nil }
+func (m *minuteSink) AddRemoteMinute(context.Context, int64, []record.RemoteTraffic) error {
+	return nil
+}
 
 // dropsOf maps each written minute to its drops.
 func (m *minuteSink) dropsOf() map[int64]int64 {
