@@ -49,6 +49,8 @@ func TestServiceVocabulary(t *testing.T) {
 		{"report schedule delete", reports.ActionScheduleDelete, ActionReportScheduleDelete},
 		{"report schedule run", reports.ActionScheduleRun, ActionReportScheduleRun},
 		{"report archive delete", reports.ActionArchiveDelete, ActionReportArchiveDelete},
+		{"sla target create", reports.ActionSLATargetCreate, ActionSLATargetCreate},
+		{"sla target delete", reports.ActionSLATargetDelete, ActionSLATargetDelete},
 	}
 	for _, tt := range tests {
 		if tt.auth != tt.audit {

@@ -11,7 +11,7 @@ var hubBindings = slices.Concat(hubFlatBindings, blockBindings(hubBlocks, hubFla
 
 // derivedFields are set from other settings by HubConfig.Shared, so no
 // setting of their own reaches them.
-var derivedFields = []string{"Fleet.MultiSite", "Fleet.Archive", "Incident.Enabled",
+var derivedFields = []string{"Fleet.MultiSite", "Fleet.Archive", "Incident.Enabled", "SLA.RetentionHours",
 	// API.Version is the build's version (app/api/server.go, the API
 	// helper's file, keeps it in Config): TODO(lead) remove at merge once
 	// api reads version.Version.
@@ -54,6 +54,7 @@ var hubBlocks = []block[HubConfig]{
 	{name: "topology", field: "Topology", ptr: func(c *HubConfig) any { return &c.Topology }},
 	{name: "threat", field: "Threat", ptr: func(c *HubConfig) any { return &c.Threat }},
 	{name: "reports", field: "Reports", ptr: func(c *HubConfig) any { return &c.Reports }},
+	{name: "sla", field: "SLA", ptr: func(c *HubConfig) any { return &c.SLA }},
 }
 
 // hubFlatBindings binds the spec's flags and the useful few top-level
