@@ -143,4 +143,4 @@ func topTable(caption string, cols []model.Column, t *store.ReportTop, row func(
 
 // col and num are a left-aligned and a right-aligned column.
 func textCol(title string) model.Column { return model.Column{Title: title} }
-func numCol(title string) model.Column { return model.Column{Title: title, Right: true} }
+func numCol(title string) model.Column  { return model.Column{Title: title, Right: true} }

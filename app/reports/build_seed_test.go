@@ -194,7 +194,9 @@ func (f fakeHealth) Score(context.Context, string) (health.NetworkHealth, error)
 
 type fakeISMS map[string][]compliance.Entry
 
-func (f fakeISMS) List(_ context.Context, kind string) ([]compliance.Entry, error) { return f[kind], nil }
+func (f fakeISMS) List(_ context.Context, kind string) ([]compliance.Entry, error) {
+	return f[kind], nil
+}
 
 type fakeLog struct{ st compliance.Status }
 

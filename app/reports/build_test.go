@@ -217,7 +217,9 @@ func TestBuildSite(t *testing.T) {
 				[][]string{{"192.168.1.10", "1.1.1.1", "9.00 kB", "90", "1"}, {"192.168.1.10", "8.8.8.8", "5.00 kB", "50", "1"}, {"192.168.1.11", "8.8.8.8", "3.00 kB", "30", "1"}}},
 			{"protocols", func(s model.Section) any { return s.Blocks[0].Table.Rows },
 				[][]string{{"TCP", "13.0 kB", "130", "3"}, {"UDP", "5.00 kB", "50", "1"}}},
-			{"processes", func(s model.Section) any { return []any{s.Blocks[0].Table.Rows[0][0], s.Blocks[0].Table.Rows[9][0], s.Blocks[0].Table.More} },
+			{"processes", func(s model.Section) any {
+				return []any{s.Blocks[0].Table.Rows[0][0], s.Blocks[0].Table.Rows[9][0], s.Blocks[0].Table.More}
+			},
 				[]any{"p12", "p03", 2}},
 			{"dns", func(s model.Section) any { return len(s.Blocks[0].Table.Rows) }, 2},
 			{"recommendations", func(s model.Section) any { return s.Blocks[0].List[0] },
