@@ -35,7 +35,7 @@ func fmtSI(v float64, unit string) string {
 	v = math.Abs(v)
 	prefixes := []string{"", "k", "M", "G", "T", "P", "E"}
 	i := 0
-	for i < len(prefixes)-1 && math.Round(v*100)/100 >= 999.5 {
+	for i < len(prefixes)-1 && v >= 999.5 { // 999.5 and more prints as 1000: the next prefix
 		v /= 1000
 		i++
 	}
