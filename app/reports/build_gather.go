@@ -3,9 +3,11 @@ package reports
 import (
 	"cmp"
 	"context"
+	"errors"
 	"math"
 	"net/netip"
 	"slices"
+	"sync"
 
 	"netmon/alerting/health"
 	"netmon/store"
@@ -96,71 +98,93 @@ type alertFacts struct {
 	lowUptime               *store.ReportTop
 }
 
-// gather reads every source of a traffic (or enterprise) report.
+// gather reads every source of a traffic (or enterprise) report. The
+// reads are independent: they run concurrently (bounded by the
+// database's reader pool), each filling its own field.
 func (b *Builder) gather(ctx context.Context, p reportPeriod, enterprise bool) (*reportFacts, error) {
 	f := &reportFacts{p: p}
 	d := b.deps
-	var err error
+	var tasks []func() error
+	add := func(fn func() error) { tasks = append(tasks, fn) }
 	if d.Traffic != nil {
-		if f.traffic, err = b.trafficOf(ctx, p); err != nil {
-			return nil, err
-		}
+		add(func() (err error) { f.traffic, err = b.trafficOf(ctx, p); return err })
 	}
 	if d.Flows != nil {
-		if f.destinations, err = b.destinationsOf(ctx, p); err != nil {
-			return nil, err
-		}
-		if f.protocols, err = topOf(d.Flows.ReportProtocols(ctx, p.cur, topN)); err != nil {
-			return nil, err
-		}
+		add(func() (err error) { f.destinations, err = b.destinationsOf(ctx, p); return err })
+		add(func() (err error) { f.protocols, err = topOf(d.Flows.ReportProtocols(ctx, p.cur, topN)); return err })
 		if enterprise {
-			if f.convs, err = topOf(d.Flows.ReportConversations(ctx, p.cur, topConversations)); err != nil {
-				return nil, err
-			}
+			add(func() (err error) {
+				f.convs, err = topOf(d.Flows.ReportConversations(ctx, p.cur, topConversations))
+				return err
+			})
 		}
 	}
 	if d.Deep != nil {
-		if f.procs, err = topOf(d.Deep.ReportProcesses(ctx, p.cur, topN)); err != nil {
-			return nil, err
-		}
-		if f.dns, err = topOf(d.Deep.ReportDNS(ctx, p.cur, topN)); err != nil {
-			return nil, err
-		}
+		add(func() (err error) { f.procs, err = topOf(d.Deep.ReportProcesses(ctx, p.cur, topN)); return err })
+		add(func() (err error) { f.dns, err = topOf(d.Deep.ReportDNS(ctx, p.cur, topN)); return err })
 		if enterprise {
-			if f.apps, err = topOf(d.Deep.ReportApplications(ctx, p.cur, topN)); err != nil {
-				return nil, err
-			}
+			add(func() (err error) { f.apps, err = topOf(d.Deep.ReportApplications(ctx, p.cur, topN)); return err })
 		}
 	}
 	if d.Alerts != nil {
-		if f.alerts, err = b.alertsOf(ctx, p, enterprise); err != nil {
-			return nil, err
-		}
+		add(func() (err error) { f.alerts, err = b.alertsOf(ctx, p, enterprise); return err })
 	}
 	if d.AI != nil {
 		f.aiSource = true
-		if f.ai, err = d.AI.LatestAnalyses(ctx, p.cur.Site, p.from, p.to, aiAnalyses); err != nil {
-			return nil, err
-		}
+		add(func() (err error) {
+			f.ai, err = d.AI.LatestAnalyses(ctx, p.cur.Site, p.from, p.to, aiAnalyses)
+			return err
+		})
 	}
 	if enterprise && d.SLA != nil {
-		s, err := d.SLA.Figures(ctx, p.cur.Site, p.from, p.to)
-		if err != nil {
-			return nil, err
-		}
-		f.sla = &s
+		add(func() error {
+			s, err := d.SLA.Figures(ctx, p.cur.Site, p.from, p.to)
+			f.sla = &s
+			return err
+		})
 	}
 	if enterprise && d.Health != nil {
-		h, err := d.Health.Score(ctx, p.cur.Site)
-		if err != nil {
+		add(func() error {
+			h, err := d.Health.Score(ctx, p.cur.Site)
+			f.health = &h
+			return err
+		})
+	}
+	if err := runAll(ctx, tasks); err != nil {
+		return nil, err
+	}
+	// The agents reporting least are read only when the SLA's agent
+	// uptime calls for a recommendation naming them.
+	if f.alerts != nil && f.sla != nil && f.sla.Agents > 0 && f.sla.AgentUptimePct < minAgentUptimePct {
+		var err error
+		if f.alerts.lowUptime, err = topOf(d.Alerts.ReportAgentUptime(ctx, p.cur, maxNamedAgents)); err != nil {
 			return nil, err
 		}
-		f.health = &h
 	}
 	return f, nil
 }
 
-// top passes a top read through as a pointer.
+// runAll runs tasks concurrently and returns their errors joined.
+func runAll(ctx context.Context, tasks []func() error) error {
+	errs := make([]error, len(tasks))
+	var wg sync.WaitGroup
+	for i, fn := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if ctx.Err() == nil {
+				errs[i] = fn()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// topOf passes a top read through as a pointer.
 func topOf(t store.ReportTop, err error) (*store.ReportTop, error) {
 	if err != nil {
 		return nil, err
@@ -171,14 +195,16 @@ func topOf(t store.ReportTop, err error) (*store.ReportTop, error) {
 // trafficOf reads the period's minutes (one row a minute, summed in SQL)
 // and folds them into days and percentiles.
 func (b *Builder) trafficOf(ctx context.Context, p reportPeriod) (*trafficFacts, error) {
-	ms, err := b.deps.Traffic.ReportTrafficMinutes(ctx, p.cur)
+	t := &trafficFacts{dayRx: make([]float64, len(p.days)), dayTx: make([]float64, len(p.days))}
+	var ms []store.ReportMinute
+	err := runAll(ctx, []func() error{
+		func() (err error) { ms, err = b.deps.Traffic.ReportTrafficMinutes(ctx, p.cur); return err },
+		func() (err error) { t.prevRx, t.prevTx, err = b.deps.Traffic.ReportTrafficTotal(ctx, p.prev); return err },
+	})
 	if err != nil {
 		return nil, err
 	}
-	t := &trafficFacts{minutes: len(ms), dayRx: make([]float64, len(p.days)), dayTx: make([]float64, len(p.days))}
-	if t.prevRx, t.prevTx, err = b.deps.Traffic.ReportTrafficTotal(ctx, p.prev); err != nil {
-		return nil, err
-	}
+	t.minutes = len(ms)
 	rates := make([]float64, 0, len(ms))
 	day := 0
 	for _, m := range ms {
@@ -280,9 +306,6 @@ func (b *Builder) alertsOf(ctx context.Context, p reportPeriod, enterprise bool)
 		return nil, err
 	}
 	if a.incidents, err = topOf(src.ReportOpenIncidents(ctx, p.cur, topN)); err != nil {
-		return nil, err
-	}
-	if a.lowUptime, err = topOf(src.ReportAgentUptime(ctx, p.cur, maxNamedAgents)); err != nil {
 		return nil, err
 	}
 	return a, nil
