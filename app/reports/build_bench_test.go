@@ -189,8 +189,9 @@ func benchSeed(ctx context.Context, db *store.DB, sampleMin, deepHours, flows in
 
 // benchBuild builds (and renders, once the renderers exist) the report
 // b.N times and reports the peak heap of one build.
-func benchBuild(b *testing.B, typ string, days int) {
-	db := benchDB(b)
+func benchBuild(b *testing.B, typ string, days int) { benchBuildOn(b, benchDB(b), typ, days) }
+
+func benchBuildOn(b *testing.B, db *store.DB, typ string, days int) {
 	bld := NewBuilder(BuildDeps{Traffic: db, Flows: db, Deep: db, Alerts: db, Geo: seedGeo,
 		SLA: &fakeSLA{f: badSLA}, Health: fakeHealth{lowHealth}})
 	ctx := context.Background()
@@ -229,3 +230,97 @@ func benchBuild(b *testing.B, typ string, days int) {
 func BenchmarkBuildEnterprise30d(b *testing.B) { benchBuild(b, model.TypeEnterprise, 30) }
 
 func BenchmarkBuildTraffic90d(b *testing.B) { benchBuild(b, model.TypeTraffic, 90) }
+
+// benchPG seeds a fresh PostgreSQL schema with the same cardinality as
+// benchSeed, server-side (generate_series), so seeding takes seconds.
+func benchPG(b *testing.B) *store.DB {
+	b.Helper()
+	db := storetest.OpenPostgres(b)
+	ctx := context.Background()
+	sampleMin := benchEnv("NETMON_BENCH_SAMPLE_MIN", 60)
+	deepHours := benchEnv("NETMON_BENCH_DEEP_HOURS", 24)
+	flows := benchEnv("NETMON_BENCH_FLOWS", 1_000_000)
+	end := time.Date(benchNow.Year(), benchNow.Month(), benchNow.Day(), 0, 0, 0, 0, time.UTC).Unix()
+	start := end - benchDays*86400
+	fstart := end - 30*86400
+	if err := db.EnsureFlowDays(ctx, fstart, end); err != nil {
+		b.Fatal(err)
+	}
+	perHour := flows / 720
+	stmts := []string{
+		`INSERT INTO agents (name, site, token_hash, enrolled_at) SELECT 'agent-' || lpad(i::text, 4, '0'), 'site-' || (i % 10), 'bench-' || i, 1 FROM generate_series(0, 999) i ORDER BY i`,
+		`INSERT INTO devices (name, host, site, created_at) SELECT 'rtr-' || i, '10.255.0.' || (i + 1), 'site-' || (i % 10), 1 FROM generate_series(0, 199) i`,
+		fmt.Sprintf(`INSERT INTO traffic_minutes (ts, in_bytes, out_bytes, seconds) SELECT %d + i * 60, 100000000 + (i %% 1440) * 100000, 20000000 + (i %% 97) * 10000, 60 FROM generate_series(0, %d) i`, start, benchDays*1440-1),
+		fmt.Sprintf(`INSERT INTO agent_samples (agent_id, seq, ts, rx_bps, tx_bps, local_bps, pps, has_rate, conns)
+			SELECT a, k, %d + k * %d + (a - 1) %% 60, 10000 + (a - 1) * 10 + k %% 50, 5000 + k %% 30, 0, 0, TRUE, 0 FROM generate_series(1, 1000) a, generate_series(0, %d) k`,
+			start, sampleMin*60, benchDays*1440/sampleMin-1),
+		fmt.Sprintf(`INSERT INTO agent_proc_minutes (agent_id, ts, process, pid, bytes_in, bytes_out)
+			SELECT a, %d + h * %d, 'proc-' || (((a - 1) * 7 + n) %% 300), n, 1000 + a + n, 10 + n FROM generate_series(1, 1000) a, generate_series(0, %d) h, generate_series(0, 4) n`,
+			start, deepHours*3600, benchDays*24/deepHours-1),
+		fmt.Sprintf(`INSERT INTO agent_dns_minutes (agent_id, ts, domain, process, queries, responses)
+			SELECT a, %d + h * %d, 'name' || (((a - 1) * 7 + n) %% 300) || '.example.com', 'app', 1000 + a + n, 10 + n FROM generate_series(1, 1000) a, generate_series(0, %d) h, generate_series(0, 4) n`,
+			start, deepHours*3600, benchDays*24/deepHours-1),
+		fmt.Sprintf(`INSERT INTO agent_l7_minutes (agent_id, ts, host, kind, process, bytes, hits)
+			SELECT a, %d + h * %d, 'sni' || (((a - 1) * 7 + n) %% 300) || '.example.net', 'tls', 'app', 1000 + a + n, 10 + n FROM generate_series(1, 1000) a, generate_series(0, %d) h, generate_series(0, 4) n`,
+			start, deepHours*3600, benchDays*24/deepHours-1),
+		fmt.Sprintf(`INSERT INTO flow_hours (ts, exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, first_seen, last_seen)
+			SELECT %d + (k / %d) * 3600, '10.255.0.' || (k %% 200 + 1), '192.168.' || ((k / 200) %% 80) || '.' || (k %% 250),
+				'203.' || (k %% 200) || '.' || ((k / 7) %% 250) || '.' || (k %% 251), 0, 443, CASE WHEN k %% 5 = 0 THEN 17 ELSE 6 END,
+				10 + k %% 100, 1000 + (k::bigint * 7919) %% 100000, 1, %d, %d FROM generate_series(0, %d) k`,
+			fstart, perHour, fstart, fstart, perHour*720-1),
+		fmt.Sprintf(`INSERT INTO alert_events (ts, kind, key, severity, state, site, count, last_ts)
+			SELECT %d + i * %d, (ARRAY['port_scan','new_device','bandwidth','dns_tunnel','ioc'])[i %% 5 + 1], 'key-' || (i %% 500), i %% 11,
+				CASE WHEN i %% 10 = 0 THEN 'firing' ELSE 'resolved' END, 'site-' || (i %% 10), 1, %d FROM generate_series(0, 19999) i`,
+			start, benchDays*86400/20000, start),
+		fmt.Sprintf(`INSERT INTO incidents (correlation_key, rule, site, state, severity, risk, title, opened_ts, updated_ts)
+			SELECT 'c-' || i, 1, 'site-' || (i %% 10), CASE WHEN i %% 4 = 0 THEN 'open' ELSE 'closed' END, i %% 11, 50, 'Incident ' || i, %d + i * 3600, %d FROM generate_series(0, 199) i`,
+			start, start),
+		`ANALYZE`,
+	}
+	t0 := time.Now()
+	for _, q := range stmts {
+		if _, err := db.Writer().ExecContext(ctx, q); err != nil {
+			b.Fatalf("%s: %v", q, err)
+		}
+	}
+	b.Logf("seeded PostgreSQL in %v", time.Since(t0).Round(time.Second))
+	return db
+}
+
+func BenchmarkBuildEnterprise30dPG(b *testing.B) {
+	benchBuildOn(b, benchPG(b), model.TypeEnterprise, 30)
+}
+
+func BenchmarkBuildTraffic90dPG(b *testing.B) { benchBuildOn(b, benchPG(b), model.TypeTraffic, 90) }
+
+// BenchmarkReportReads times each read of a 30-day enterprise report on
+// the cached SQLite database: where the build's time goes.
+func BenchmarkReportReads(b *testing.B) {
+	db := benchDB(b)
+	ctx := context.Background()
+	p := reportPeriodOf(benchNow, 30, "", time.UTC)
+	reads := []struct {
+		name string
+		fn   func() error
+	}{
+		{"traffic-minutes", func() error { _, err := db.ReportTrafficMinutes(ctx, p.cur); return err }},
+		{"traffic-prev-total", func() error { _, _, err := db.ReportTrafficTotal(ctx, p.prev); return err }},
+		{"protocols", func() error { _, err := db.ReportProtocols(ctx, p.cur, topN); return err }},
+		{"conversations", func() error { _, err := db.ReportConversations(ctx, p.cur, topConversations); return err }},
+		{"destinations", func() error { _, err := db.ReportDestinations(ctx, p.cur, destCandidates); return err }},
+		{"processes", func() error { _, err := db.ReportProcesses(ctx, p.cur, topN); return err }},
+		{"dns", func() error { _, err := db.ReportDNS(ctx, p.cur, topN); return err }},
+		{"applications", func() error { _, err := db.ReportApplications(ctx, p.cur, topN); return err }},
+		{"alert-keys", func() error { _, err := db.ReportAlertKeys(ctx, p.cur, topN); return err }},
+		{"agent-uptime", func() error { _, err := db.ReportAgentUptime(ctx, p.cur, maxNamedAgents); return err }},
+	}
+	for _, r := range reads {
+		b.Run(r.name, func(b *testing.B) {
+			for b.Loop() {
+				if err := r.fn(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

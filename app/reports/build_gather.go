@@ -199,7 +199,10 @@ func (b *Builder) trafficOf(ctx context.Context, p reportPeriod) (*trafficFacts,
 	var ms []store.ReportMinute
 	err := runAll(ctx, []func() error{
 		func() (err error) { ms, err = b.deps.Traffic.ReportTrafficMinutes(ctx, p.cur); return err },
-		func() (err error) { t.prevRx, t.prevTx, err = b.deps.Traffic.ReportTrafficTotal(ctx, p.prev); return err },
+		func() (err error) {
+			t.prevRx, t.prevTx, err = b.deps.Traffic.ReportTrafficTotal(ctx, p.prev)
+			return err
+		},
 	})
 	if err != nil {
 		return nil, err
