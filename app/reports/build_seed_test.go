@@ -122,6 +122,8 @@ func seed(t *testing.T, db *store.DB) map[string]int64 {
 	}
 	mustExec(t, db, `INSERT INTO agent_proc_minutes (agent_id, ts, process, pid, bytes_in, bytes_out) VALUES ($1, $2, 'nginx', 1, 1000000, 2000000)`, a2, at(26, 9, 0))
 	mustExec(t, db, `INSERT INTO agent_proc_minutes (agent_id, ts, process, pid, bytes_in, bytes_out) VALUES ($1, $2, 'old', 1, 9000000, 0)`, a1, at(23, 9, 0))
+	// backup sends far more than it receives: ranked by in + out, first.
+	mustExec(t, db, `INSERT INTO agent_proc_minutes (agent_id, ts, process, pid, bytes_in, bytes_out) VALUES ($1, $2, 'backup', 2, 10, 5000000)`, a2, at(26, 9, 0))
 	for _, d := range []struct {
 		agent, ts int64
 		domain    string
