@@ -295,8 +295,12 @@ func BenchmarkBuildTraffic90dPG(b *testing.B) { benchBuildOn(b, benchPG(b), mode
 
 // BenchmarkReportReads times each read of a 30-day enterprise report on
 // the cached SQLite database: where the build's time goes.
-func BenchmarkReportReads(b *testing.B) {
-	db := benchDB(b)
+func BenchmarkReportReads(b *testing.B) { benchReads(b, benchDB(b)) }
+
+// BenchmarkReportReadsPG is BenchmarkReportReads on PostgreSQL.
+func BenchmarkReportReadsPG(b *testing.B) { benchReads(b, benchPG(b)) }
+
+func benchReads(b *testing.B, db *store.DB) {
 	ctx := context.Background()
 	p := reportPeriodOf(benchNow, 30, "", time.UTC)
 	reads := []struct {
