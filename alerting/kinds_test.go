@@ -10,8 +10,8 @@ import (
 )
 
 func TestKinds(t *testing.T) {
-	// Spec 6.3's kinds but sla_breach, which no rule raises yet.
-	want := []string{"bw", "port", "proc", "target", "anomaly", "ioc", "iface_util", "vpn_down", "sdwan_sla_breach", "high_sessions", "time_drift"}
+	// Spec 6.3's kinds, in its order.
+	want := []string{"bw", "port", "proc", "target", "anomaly", "ioc", "iface_util", "vpn_down", "sdwan_sla_breach", "high_sessions", "sla_breach", "time_drift"}
 	if diff := cmp.Diff(alerting.Kinds(), want); diff != "" {
 		t.Errorf("Kinds (-got, +want):\n%s", diff)
 	}

@@ -11,9 +11,8 @@ import (
 // /api/alerts carry it. It is the operator's document, kept in the
 // database; Config (config.go) is the engine's start-up tuning.
 //
-// Rules not evaluated yet (anomaly, ioc, the firewall-device rules,
-// sla_breach, time_drift) are accepted and kept so a console can set them
-// before the engine evaluates them.
+// sla_breach has no settings here: its targets are the SLA targets of
+// app/reports (/api/v1/sla/targets), which raise it through Raise.
 type Settings struct {
 	// Enabled turns every rule on or off at once.
 	Enabled bool `json:"enabled"`

@@ -73,6 +73,9 @@ type Capture struct {
 	stopLoop  chan struct{}
 	loopDone  chan struct{}
 	flushed   int64 // the last minute (start ts) written
+	// dropsFlushed is the source's kernel drop count already written
+	// into a minute (Stats is cumulative since the source opened).
+	dropsFlushed uint64
 
 	stopFlush chan struct{}
 	flushWG   sync.WaitGroup
@@ -179,6 +182,7 @@ func (c *Capture) StartCapture(device string) error {
 	defer c.write(pending)
 	c.engine = newEngine(nets, src, c.deps)
 	c.src, c.device, c.lastErr, c.running = src, device, "", true
+	c.dropsFlushed = 0
 	c.startedAt = c.deps.Now()
 	c.flushed = c.startedAt.Truncate(time.Minute).Unix() - 60
 	c.stopLoop, c.loopDone = make(chan struct{}), make(chan struct{})

@@ -55,6 +55,16 @@ func (c *Capture) collectLocked(final bool) pendingMinutes {
 	if last > c.flushed {
 		c.flushed = last
 	}
+	// The kernel's drops since the last flush go into the last minute
+	// written (the source counts them, not per minute): the SLA metric
+	// packet_drop sums them over a window, so a drop lands at most a
+	// flush late. Drops with no minute to write wait for the next one.
+	if n := len(p.minutes); n > 0 && c.src != nil {
+		if st, err := c.src.Stats(); err == nil && st.Dropped > c.dropsFlushed {
+			p.minutes[n-1].Dropped = int64(st.Dropped - c.dropsFlushed)
+			c.dropsFlushed = st.Dropped
+		}
+	}
 	if len(p.minutes) > 0 {
 		p.remoteT = p.minutes[len(p.minutes)-1].TS
 		for ip, b := range e.TakeRemoteMinute() {

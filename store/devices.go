@@ -171,6 +171,9 @@ func (db *DB) SaveDevicePoll(ctx context.Context, p record.DevicePoll) error {
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return err // deleted meanwhile: write no samples for it
 		}
+		if err := countPoll(ctx, t.tx, p); err != nil {
+			return err
+		}
 		if err := insertIfaces(ctx, t.tx, p.DeviceID, p.TS, p.Ifaces); err != nil {
 			return err
 		}

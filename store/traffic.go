@@ -19,17 +19,18 @@ var TrafficTables = []string{"traffic_minutes", "remote_minutes"}
 // minute, or several hubs sharing a database, add up instead of
 // overwriting each other.
 func (db *DB) AddTrafficMinute(ctx context.Context, m TrafficMinute) error {
-	const q = `INSERT INTO traffic_minutes (ts, in_bytes, out_bytes, local_bytes, packets, peak_in, peak_out, seconds)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+	const q = `INSERT INTO traffic_minutes (ts, in_bytes, out_bytes, local_bytes, packets, peak_in, peak_out, seconds, dropped)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (ts) DO UPDATE SET
 			in_bytes = traffic_minutes.in_bytes + excluded.in_bytes,
 			out_bytes = traffic_minutes.out_bytes + excluded.out_bytes,
 			local_bytes = traffic_minutes.local_bytes + excluded.local_bytes,
 			packets = traffic_minutes.packets + excluded.packets,
+			dropped = traffic_minutes.dropped + excluded.dropped,
 			peak_in = CASE WHEN excluded.peak_in > traffic_minutes.peak_in THEN excluded.peak_in ELSE traffic_minutes.peak_in END,
 			peak_out = CASE WHEN excluded.peak_out > traffic_minutes.peak_out THEN excluded.peak_out ELSE traffic_minutes.peak_out END,
 			seconds = CASE WHEN traffic_minutes.seconds + excluded.seconds > 60 THEN 60 ELSE traffic_minutes.seconds + excluded.seconds END`
-	if _, err := db.exec(ctx, q, m.TS, m.InBytes, m.OutBytes, m.LocalBytes, m.Packets, m.PeakIn, m.PeakOut, m.Seconds); err != nil {
+	if _, err := db.exec(ctx, q, m.TS, m.InBytes, m.OutBytes, m.LocalBytes, m.Packets, m.PeakIn, m.PeakOut, m.Seconds, m.Dropped); err != nil {
 		return fmt.Errorf("add traffic minute %d: %w", m.TS, err)
 	}
 	return nil
@@ -37,7 +38,7 @@ func (db *DB) AddTrafficMinute(ctx context.Context, m TrafficMinute) error {
 
 // TrafficMinutes returns the minutes with from <= ts < to, oldest first.
 func (db *DB) TrafficMinutes(ctx context.Context, from, to int64) ([]TrafficMinute, error) {
-	const q = `SELECT ts, in_bytes, out_bytes, local_bytes, packets, peak_in, peak_out, seconds
+	const q = `SELECT ts, in_bytes, out_bytes, local_bytes, packets, peak_in, peak_out, seconds, dropped
 		FROM traffic_minutes WHERE ts >= $1 AND ts < $2 ORDER BY ts`
 	rows, err := db.reader.QueryContext(ctx, q, from, to)
 	if err != nil {
@@ -47,7 +48,7 @@ func (db *DB) TrafficMinutes(ctx context.Context, from, to int64) ([]TrafficMinu
 	out := []TrafficMinute{}
 	for rows.Next() {
 		var m TrafficMinute
-		if err := rows.Scan(&m.TS, &m.InBytes, &m.OutBytes, &m.LocalBytes, &m.Packets, &m.PeakIn, &m.PeakOut, &m.Seconds); err != nil {
+		if err := rows.Scan(&m.TS, &m.InBytes, &m.OutBytes, &m.LocalBytes, &m.Packets, &m.PeakIn, &m.PeakOut, &m.Seconds, &m.Dropped); err != nil {
 			return nil, fmt.Errorf("read traffic minutes: %w", err)
 		}
 		out = append(out, m)

@@ -62,7 +62,7 @@ func TestEnums(t *testing.T) {
 		got[e.Name] = e.Values
 	}
 	want := map[string][]string{
-		"AlertKind":     {"bw", "port", "proc", "target", "anomaly", "ioc", "iface_util", "vpn_down", "sdwan_sla_breach", "high_sessions", "time_drift"},
+		"AlertKind":     {"bw", "port", "proc", "target", "anomaly", "ioc", "iface_util", "vpn_down", "sdwan_sla_breach", "high_sessions", "sla_breach", "time_drift"},
 		"AlertState":    {"firing", "ack", "resolved"},
 		"IncidentState": {"open", "ack", "investigating", "resolved", "closed"},
 		"FlowWindow":    {"15m", "1h", "6h", "24h"},

@@ -70,6 +70,14 @@ const (
 	ActionDeviceDelete = "device.delete" // a device deleted, with its samples
 	ActionUplinkSet    = "uplink.set"    // a manual topology uplink of an agent or device set
 
+	ActionReportGenerate       = "report.generate"        // a report generated on request (detail: type, range, site, format, SHA-256)
+	ActionReportScheduleCreate = "report.schedule.create" // a scheduled report created
+	ActionReportScheduleDelete = "report.schedule.delete" // a scheduled report deleted
+	ActionReportScheduleRun    = "report.schedule.run"    // a scheduled report run (by the scheduler, or "run now")
+	ActionReportArchiveDelete  = "report.archive.delete"  // an archived report deleted
+	ActionSLATargetCreate      = "sla.target.create"      // an SLA target created
+	ActionSLATargetDelete      = "sla.target.delete"      // an SLA target deleted
+
 	// incident.<op>: an operator moved an incident (ack, investigate,
 	// resolve, close).
 	ActionIncidentPrefix = "incident."

@@ -10,6 +10,7 @@ import (
 	"netmon/app/compliance"
 	"netmon/app/fleet/agents"
 	"netmon/app/fleet/enroll"
+	"netmon/app/reports"
 )
 
 // TestServiceVocabulary: the services, which do not import this package,
@@ -43,6 +44,13 @@ func TestServiceVocabulary(t *testing.T) {
 		{"alert channel test", notify.ActionChannelTest, ActionAlertChannelTest},
 		{"isms create", compliance.ActionISMSCreate, ActionISMSCreate},
 		{"isms update", compliance.ActionISMSUpdate, ActionISMSUpdate},
+		{"report generate", reports.ActionGenerate, ActionReportGenerate},
+		{"report schedule create", reports.ActionScheduleCreate, ActionReportScheduleCreate},
+		{"report schedule delete", reports.ActionScheduleDelete, ActionReportScheduleDelete},
+		{"report schedule run", reports.ActionScheduleRun, ActionReportScheduleRun},
+		{"report archive delete", reports.ActionArchiveDelete, ActionReportArchiveDelete},
+		{"sla target create", reports.ActionSLATargetCreate, ActionSLATargetCreate},
+		{"sla target delete", reports.ActionSLATargetDelete, ActionSLATargetDelete},
 	}
 	for _, tt := range tests {
 		if tt.auth != tt.audit {

@@ -34,6 +34,8 @@ func TestHubFlagsBindOneFieldEach(t *testing.T) {
 		{"worm-dir", "Compliance.WORMDir", ""},
 		{"mask-pii", "Compliance.MaskPII", "false"},
 		{"compliance-retention-days", "Compliance.RetentionDays", "730"},
+		{"report-timezone", "Reports.Timezone", "UTC"},
+		{"report-retention-days", "Reports.RetentionDays", "90"},
 		{"max-conns", "HTTP.MaxConns", "0"},
 		{"max-conns-per-source", "HTTP.MaxConnsPerSource", "0"},
 		{"auth-password", "Auth.Password", ""},

@@ -26,6 +26,7 @@ import (
 	"netmon/alerting/incident"
 	"netmon/alerting/notify"
 	"netmon/app/compliance"
+	"netmon/app/reports"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,6 +125,12 @@ type HubConfig struct {
 	Threat threat.Config
 	// Topology is the network graph's edge expiry (YAML block topology).
 	Topology topology.Config
+	// Reports is the reports service: schedules, archive, the report
+	// zone (-report-timezone, -report-retention-days; YAML block reports).
+	Reports reports.Config
+	// SLA is the SLA targets' evaluation (YAML block sla); its
+	// RetentionHours follows -retention-hours.
+	SLA reports.SLAConfig
 }
 
 // Server holds the settings of the hub process itself, which belong to
@@ -184,6 +191,8 @@ func DefaultHubConfig() HubConfig {
 		TLS:            pki.DefaultConfig(),
 		Alerts:         alerting.DefaultConfig(),
 		Compliance:     compliance.DefaultConfig(),
+		Reports:        reports.DefaultConfig(),
+		SLA:            reports.DefaultSLAConfig(),
 		Devices:        devices.DefaultConfig(),
 		Threat:         threat.DefaultConfig(),
 	}
@@ -268,13 +277,15 @@ func newLoader(fs *pflag.FlagSet, read func(*viper.Viper, string) (map[string]an
 
 // Shared returns c with the values one setting gives several components:
 // -multi-site (auth) rules enrollment too, -prune (retention) runs the
-// agent archive too, -alerts runs the incident correlation too, and the OIDC redirect defaults to the public URL's.
+// agent archive too, -alerts runs the incident correlation too,
+// -retention-hours bounds how far back SLA uptime is measured, and the OIDC redirect defaults to the public URL's.
 // app/hub calls it before building; the settings themselves stay bound to
 // one field each.
 func (c HubConfig) Shared() HubConfig {
 	c.Fleet.MultiSite = c.Auth.MultiSite
 	c.Fleet.Archive = c.Retention.Enabled
 	c.Incident.Enabled = c.Alerts.Enabled
+	c.SLA.RetentionHours = c.Retention.Hours
 	if c.OIDC.RedirectURL == "" {
 		c.OIDC.RedirectURL = strings.TrimRight(c.Server.PublicURL, "/") + "/api/auth/oidc/callback"
 	}

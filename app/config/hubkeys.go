@@ -11,7 +11,7 @@ var hubBindings = slices.Concat(hubFlatBindings, blockBindings(hubBlocks, hubFla
 
 // derivedFields are set from other settings by HubConfig.Shared, so no
 // setting of their own reaches them.
-var derivedFields = []string{"Fleet.MultiSite", "Fleet.Archive", "Incident.Enabled",
+var derivedFields = []string{"Fleet.MultiSite", "Fleet.Archive", "Incident.Enabled", "SLA.RetentionHours",
 	// API.Version is the build's version (app/api/server.go, the API
 	// helper's file, keeps it in Config): TODO(lead) remove at merge once
 	// api reads version.Version.
@@ -53,6 +53,8 @@ var hubBlocks = []block[HubConfig]{
 	{name: "devices", field: "Devices", ptr: func(c *HubConfig) any { return &c.Devices }},
 	{name: "topology", field: "Topology", ptr: func(c *HubConfig) any { return &c.Topology }},
 	{name: "threat", field: "Threat", ptr: func(c *HubConfig) any { return &c.Threat }},
+	{name: "reports", field: "Reports", ptr: func(c *HubConfig) any { return &c.Reports }},
+	{name: "sla", field: "SLA", ptr: func(c *HubConfig) any { return &c.SLA }},
 }
 
 // hubFlatBindings binds the spec's flags and the useful few top-level
@@ -103,6 +105,12 @@ var hubFlatBindings = []binding[HubConfig]{
 	{key: "compliance_retention_days", flag: "compliance-retention-days", field: "Compliance.RetentionDays", kind: integer{},
 		usage: "days of raw compliance records kept; checkpoints and seals are kept (env NETMON_COMPLIANCE_RETENTION_DAYS)",
 		ptr:   func(c *HubConfig) any { return &c.Compliance.RetentionDays }},
+	{key: "report_timezone", flag: "report-timezone", field: "Reports.Timezone", kind: str{},
+		usage: "IANA time zone reports are written in and schedules default to, e.g. Europe/Istanbul (env NETMON_REPORT_TIMEZONE)",
+		ptr:   func(c *HubConfig) any { return &c.Reports.Timezone }},
+	{key: "report_retention_days", flag: "report-retention-days", field: "Reports.RetentionDays", kind: integer{},
+		usage: "days generated reports are kept in the archive; 0 keeps them (at most reports.max_archived either way) (env NETMON_REPORT_RETENTION_DAYS)",
+		ptr:   func(c *HubConfig) any { return &c.Reports.RetentionDays }},
 	{key: "prune", flag: "prune", field: "Retention.Enabled", kind: boolean{},
 		usage: "run the database maintenance loop every 10 minutes; turn off on all but one hub sharing a database (env NETMON_PRUNE)",
 		ptr:   func(c *HubConfig) any { return &c.Retention.Enabled }},

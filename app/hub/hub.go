@@ -42,6 +42,7 @@ import (
 	"netmon/app/httpguard"
 	"netmon/app/live"
 	"netmon/app/netguard"
+	"netmon/app/reports"
 	"netmon/app/topology"
 	"netmon/app/version"
 	"netmon/capture"
@@ -101,6 +102,10 @@ type Hub struct {
 	health   *health.Service
 	devices  *devices.Component
 	topology *topology.Service
+	// sla measures the SLA targets; reports generates, schedules and
+	// archives reports.
+	sla     *reports.SLA
+	reports *reports.Service
 	// iocList and categories are the -ioc-file and
 	// -domain-category-file watches (threat.go).
 	incidents  *incident.Correlator
@@ -187,6 +192,9 @@ func New(ctx context.Context, log *slog.Logger, cfg config.HubConfig, opts ...Op
 	h.buildAlerts()
 	h.buildTopology()
 	h.buildIncidents()
+	if err := h.buildReports(); err != nil {
+		return nil, err
+	}
 	// The live feed ticks from the capture and the alert engine.
 	h.buildLive()
 	if err := h.buildHTTP(); err != nil {
@@ -304,6 +312,8 @@ func (h *Hub) buildHTTP() error {
 		Guard:          h.guard,
 		LoopbackOnly:   h.loopbackOnly(),
 		Compliance:     h.compliance, ComplianceStore: h.db, ISMS: compliance.NewRegisters(h.db, audit.Builder{}),
+		Reports: h.reports,
+		SLA:     h.sla,
 	})
 	if err != nil {
 		return fmt.Errorf("build api: %w", err)

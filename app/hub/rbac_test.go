@@ -76,8 +76,20 @@ func TestRBACMatrix(t *testing.T) {
 	routes := append([]router.Route(nil), h.api.Routes()...)
 	// Logout ends the caller's session: call it last.
 	sort.SliceStable(routes, func(i, j int) bool { return routes[j].Path == "/api/logout" && routes[i].Path != "/api/logout" })
-	var lines []string
+	// A route whose permission depends on a query value (PermWhen) gets
+	// a second row for that value.
+	var rows []router.Route
 	for _, r := range routes {
+		rows = append(rows, r)
+		if w := r.PermWhen; w != nil {
+			v := r
+			v.Path += "?" + w.Param + "=" + w.Value
+			v.Perm, v.PermWhen = w.Perm, nil
+			rows = append(rows, v)
+		}
+	}
+	var lines []string
+	for _, r := range rows {
 		path := strings.NewReplacer("{id}", "999999").Replace(r.Path)
 		var cells []string
 		for _, who := range matrixIdentities {

@@ -17,6 +17,9 @@ type TrafficMinute struct {
 	PeakOut int64
 	// Seconds is how many of the minute's seconds were captured.
 	Seconds int64
+	// Dropped is how many packets the kernel dropped in the minute before
+	// the capture read them (the SLA metric packet_drop).
+	Dropped int64
 }
 
 // RemoteTraffic is the bytes exchanged with one public remote address in
