@@ -2155,7 +2155,7 @@ export interface components {
          * @description the rule that raised an alert event (spec 6.3)
          * @enum {string}
          */
-        AlertKind: "bw" | "port" | "proc" | "target" | "anomaly" | "ioc" | "iface_util" | "vpn_down" | "sdwan_sla_breach" | "high_sessions" | "time_drift";
+        AlertKind: "bw" | "port" | "proc" | "target" | "anomaly" | "ioc" | "iface_util" | "vpn_down" | "sdwan_sla_breach" | "high_sessions" | "sla_breach" | "time_drift";
         AlertNote: {
             id: number;
             event_id: number;
@@ -9483,7 +9483,7 @@ export interface operations {
 }
 
 /** the rule that raised an alert event (spec 6.3) (enumeration AlertKind of the document). */
-export const AlertKindValues = ["bw","port","proc","target","anomaly","ioc","iface_util","vpn_down","sdwan_sla_breach","high_sessions","time_drift"] as const satisfies readonly components['schemas']['AlertKind'][]
+export const AlertKindValues = ["bw","port","proc","target","anomaly","ioc","iface_util","vpn_down","sdwan_sla_breach","high_sessions","sla_breach","time_drift"] as const satisfies readonly components['schemas']['AlertKind'][]
 
 /** the state of an alert event (enumeration AlertState of the document). */
 export const AlertStateValues = ["firing","ack","resolved"] as const satisfies readonly components['schemas']['AlertState'][]
