@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"time"
 
 	"netmon/app/logging"
 )
@@ -35,6 +36,8 @@ func (c HubConfig) validateServer() error {
 		return fmt.Errorf("db_max_conns %d (NETMON_DB_MAX_CONNS): must be between 1 and 1000", c.Store.MaxConns)
 	case c.Retention.Hours < 1:
 		return fmt.Errorf("retention-hours %d: must be at least 1", c.Retention.Hours)
+	case !validZone(c.Reports.Timezone):
+		return fmt.Errorf("report-timezone %q: want an IANA time zone such as UTC or Europe/Istanbul", c.Reports.Timezone)
 	case c.HTTP.MaxConns < 0 || c.HTTP.MaxConns == 1:
 		return fmt.Errorf("max-conns %d: must be at least 2 (0 = derived from the open file limit)", c.HTTP.MaxConns)
 	case c.HTTP.MaxConnsPerSource < 0:
@@ -151,4 +154,13 @@ func ParseProxies(list []string) ([]netip.Prefix, error) {
 		out = append(out, netip.PrefixFrom(a, a.BitLen()))
 	}
 	return out, nil
+}
+
+// validZone reports whether name is a time zone this machine knows.
+func validZone(name string) bool {
+	if name == "" {
+		return false
+	}
+	_, err := time.LoadLocation(name)
+	return err == nil
 }

@@ -97,11 +97,12 @@ var importRules = []struct {
 	{"app/topology", []string{"app/errs", "app/panics", "store", "store/record"}},                      // wave 2
 	{"app/compliance", []string{"app/errs", "app/panics", "store", "store/record"}},                    // wave 2
 	// Reports: the model is a leaf the two renderers read; the service
-	// builds it from the store and reads the Annex A control list of
-	// app/compliance (its data, not its service).
+	// builds it from the store and reads the types of the health score
+	// and of app/compliance (the Annex A control list, the log's status),
+	// whose services the hub hands in.
 	{"app/reports/model", nil},
 	{"app/reports/render", []string{"app/reports/model"}},
-	{"app/reports", []string{"app/compliance", "app/errs", "app/panics", "app/reports/model", "app/reports/render", "store", "store/record"}},
+	{"app/reports", []string{"alerting/health", "app/compliance", "app/errs", "app/panics", "app/reports/model", "app/reports/render", "store", "store/record"}},
 	// The fleet's root composes its three jobs; enroll and agents read
 	// the intake's types (the agent token, the stored rates).
 	{"app/fleet/pki", []string{"agentmode/wire"}},

@@ -3,9 +3,11 @@ package hub
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"netmon/alerting/rules"
 	"netmon/app/audit"
+	"netmon/app/compliance"
 	"netmon/app/reports"
 	"netmon/app/reports/render"
 	"netmon/store"
@@ -47,6 +49,26 @@ func (h *Hub) buildReports() error {
 	return nil
 }
 
-// reportBuilder is the report builder; nil until it lands (reports then
-// answer 503).
-func (h *Hub) reportBuilder() reports.Builder { return nil }
+// reportBuilder is the report builder over the store, the GeoIP
+// lookups, the SLA figures, the health score and the compliance log (its
+// status says when it is off) with its ISMS registers. No AI analyses
+// until the assistant lands: the section prints its empty-data note.
+func (h *Hub) reportBuilder() *reports.Builder {
+	loc, err := time.LoadLocation(h.cfg.Reports.Timezone)
+	if err != nil {
+		loc = time.UTC // validated at start (config); never reached
+	}
+	deps := reports.BuildDeps{
+		Traffic: h.db, Flows: h.db, Deep: h.db, Alerts: h.db,
+		SLA:        h.sla,
+		Health:     h.health,
+		Compliance: h.compliance,
+		ISMS:       compliance.NewRegisters(h.db, audit.Builder{}),
+		Location:   loc,
+		Hub:        h.cfg.Server.PublicURL,
+	}
+	if h.geo != nil {
+		deps.Geo = h.geo
+	}
+	return reports.NewBuilder(deps)
+}

@@ -116,9 +116,9 @@ func TestBuildCompliance(t *testing.T) {
 		},
 	}
 	log := fakeLog{compliance.Status{Config: compliance.StatusConfig{Enabled: true, RetentionDays: 400, KeyID: "k1"},
-		Records: 1234567, LastRecordTS: at(26, 23, 0),
-		LastHourly: &compliance.StatusHourly{Hour: "2026-11-27T07:00:00Z", Size: 40, Root: "00112233445566778899", SignedAt: at(27, 8, 0)},
-		LastDaily:  &compliance.StatusDaily{Day: "2026-11-26", Size: 39, Root: "abcdef0123456789abcd", SignedAt: at(27, 0, 5), TSAStatus: "ok"}}}
+		Records: 1234567, LastRecordTS: seedAt(26, 23, 0),
+		LastHourly: &compliance.StatusHourly{Hour: "2026-11-27T07:00:00Z", Size: 40, Root: "00112233445566778899", SignedAt: seedAt(27, 8, 0)},
+		LastDaily:  &compliance.StatusDaily{Day: "2026-11-26", Size: 39, Root: "abcdef0123456789abcd", SignedAt: seedAt(27, 0, 5), TSAStatus: "ok"}}}
 	r, err := NewBuilder(BuildDeps{ISMS: isms, Compliance: log}).Build(context.Background(), Request{Type: model.TypeCompliance, Days: 30, Now: seedNow})
 	if err != nil {
 		t.Fatal(err)
@@ -160,8 +160,8 @@ func TestBuildCompliance(t *testing.T) {
 
 // TestAISection: a configured AI source prints its latest three.
 func TestAISection(t *testing.T) {
-	ai := fakeAI{{At: time.Unix(at(26, 10, 0), 0), Title: "Spike", Summary: "backup ran"}, {At: time.Unix(at(25, 10, 0), 0), Title: "b"},
-		{At: time.Unix(at(24, 10, 0), 0), Title: "c"}, {At: time.Unix(at(24, 9, 0), 0), Title: "d"}}
+	ai := fakeAI{{At: time.Unix(seedAt(26, 10, 0), 0), Title: "Spike", Summary: "backup ran"}, {At: time.Unix(seedAt(25, 10, 0), 0), Title: "b"},
+		{At: time.Unix(seedAt(24, 10, 0), 0), Title: "c"}, {At: time.Unix(seedAt(24, 9, 0), 0), Title: "d"}}
 	r, err := NewBuilder(BuildDeps{AI: ai}).Build(context.Background(), Request{Days: 3, Now: seedNow})
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ import (
 // to 2026-11-27 00:00 UTC, the previous period 2026-11-21 to 11-24.
 var seedNow = time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
 
-func at(day, hour, minute int) int64 {
+func seedAt(day, hour, minute int) int64 {
 	return time.Date(2026, 11, day, hour, minute, 0, 0, time.UTC).Unix()
 }
 
@@ -62,7 +62,7 @@ func seed(t *testing.T, db *store.DB) map[string]int64 {
 
 	// Hub capture (no site): 11-24 10:00 1e9 in, 2e8 out; 11-25 10:00 3e9
 	// in, 1e9 out; previous period 11-22 1e9 in.
-	for _, m := range [][3]int64{{at(24, 10, 0), 1e9, 2e8}, {at(25, 10, 0), 3e9, 1e9}, {at(22, 10, 0), 1e9, 0}} {
+	for _, m := range [][3]int64{{seedAt(24, 10, 0), 1e9, 2e8}, {seedAt(25, 10, 0), 3e9, 1e9}, {seedAt(22, 10, 0), 1e9, 0}} {
 		mustExec(t, db, `INSERT INTO traffic_minutes (ts, in_bytes, out_bytes, seconds) VALUES ($1, $2, $3, 60)`, m[0], m[1], m[2])
 	}
 	// Agents: db-01 (north) two samples in 11-24 12:00, mean rx 2e6 B/s
@@ -73,10 +73,10 @@ func seed(t *testing.T, db *store.DB) map[string]int64 {
 		rx, tx         float64
 		rate           bool
 	}{
-		{a1, 1, at(24, 12, 0), 1e6, 1e5, true},
-		{a1, 2, at(24, 12, 0) + 30, 3e6, 1e5, true},
-		{a1, 3, at(24, 13, 0), 9e9, 9e9, false},
-		{a2, 1, at(26, 9, 0), 5e6, 0, true},
+		{a1, 1, seedAt(24, 12, 0), 1e6, 1e5, true},
+		{a1, 2, seedAt(24, 12, 0) + 30, 3e6, 1e5, true},
+		{a1, 3, seedAt(24, 13, 0), 9e9, 9e9, false},
+		{a2, 1, seedAt(26, 9, 0), 5e6, 0, true},
 	}
 	for _, s := range samples {
 		mustExec(t, db, `INSERT INTO agent_samples (agent_id, seq, ts, rx_bps, tx_bps, local_bps, pps, has_rate, conns) VALUES ($1, $2, $3, $4, $5, 0, 0, $6, 0)`,
@@ -108,35 +108,35 @@ func seed(t *testing.T, db *store.DB) map[string]int64 {
 	}
 	for _, f := range flows {
 		mustExec(t, db, `INSERT INTO flow_hours (ts, exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, first_seen, last_seen)
-			VALUES ($1, $2, $3, $4, 0, 0, $5, $6, $7, 1, $1, $1)`, at(24, 10, 0), f.exp, f.src, f.dst, f.proto, f.octets/100, f.octets)
+			VALUES ($1, $2, $3, $4, 0, 0, $5, $6, $7, 1, $1, $1)`, seedAt(24, 10, 0), f.exp, f.src, f.dst, f.proto, f.octets/100, f.octets)
 	}
 	// Outside the range: not counted.
 	mustExec(t, db, `INSERT INTO flow_hours (ts, exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, first_seen, last_seen)
-		VALUES ($1, '10.0.0.1', '192.168.1.10', '8.8.4.4', 0, 0, 6, 1, 99999, 1, $1, $1)`, at(23, 10, 0))
+		VALUES ($1, '10.0.0.1', '192.168.1.10', '8.8.4.4', 0, 0, 6, 1, 99999, 1, $1, $1)`, seedAt(23, 10, 0))
 
 	// Deep collection: db-01 12 processes p01..p12 (in i*1000, out i*10),
 	// web-02 nginx (in 1e6, out 2e6); one row before the range.
 	for i := 1; i <= 12; i++ {
 		mustExec(t, db, `INSERT INTO agent_proc_minutes (agent_id, ts, process, pid, bytes_in, bytes_out) VALUES ($1, $2, $3, 1, $4, $5)`,
-			a1, at(24, 12, 0), fmt.Sprintf("p%02d", i), i*1000, i*10)
+			a1, seedAt(24, 12, 0), fmt.Sprintf("p%02d", i), i*1000, i*10)
 	}
-	mustExec(t, db, `INSERT INTO agent_proc_minutes (agent_id, ts, process, pid, bytes_in, bytes_out) VALUES ($1, $2, 'nginx', 1, 1000000, 2000000)`, a2, at(26, 9, 0))
-	mustExec(t, db, `INSERT INTO agent_proc_minutes (agent_id, ts, process, pid, bytes_in, bytes_out) VALUES ($1, $2, 'old', 1, 9000000, 0)`, a1, at(23, 9, 0))
+	mustExec(t, db, `INSERT INTO agent_proc_minutes (agent_id, ts, process, pid, bytes_in, bytes_out) VALUES ($1, $2, 'nginx', 1, 1000000, 2000000)`, a2, seedAt(26, 9, 0))
+	mustExec(t, db, `INSERT INTO agent_proc_minutes (agent_id, ts, process, pid, bytes_in, bytes_out) VALUES ($1, $2, 'old', 1, 9000000, 0)`, a1, seedAt(23, 9, 0))
 	// backup sends far more than it receives: ranked by in + out, first.
-	mustExec(t, db, `INSERT INTO agent_proc_minutes (agent_id, ts, process, pid, bytes_in, bytes_out) VALUES ($1, $2, 'backup', 2, 10, 5000000)`, a2, at(26, 9, 0))
+	mustExec(t, db, `INSERT INTO agent_proc_minutes (agent_id, ts, process, pid, bytes_in, bytes_out) VALUES ($1, $2, 'backup', 2, 10, 5000000)`, a2, seedAt(26, 9, 0))
 	for _, d := range []struct {
 		agent, ts int64
 		domain    string
 		q, r      int64
 	}{
-		{a1, at(24, 12, 0), "example.com", 3, 3}, {a1, at(24, 12, 1), "example.com", 2, 1},
-		{a1, at(24, 12, 0), "b.test", 7, 7}, {a2, at(26, 9, 0), "south.test", 100, 99},
+		{a1, seedAt(24, 12, 0), "example.com", 3, 3}, {a1, seedAt(24, 12, 1), "example.com", 2, 1},
+		{a1, seedAt(24, 12, 0), "b.test", 7, 7}, {a2, seedAt(26, 9, 0), "south.test", 100, 99},
 	} {
 		mustExec(t, db, `INSERT INTO agent_dns_minutes (agent_id, ts, domain, process, queries, responses) VALUES ($1, $2, $3, 'app', $4, $5)`,
 			d.agent, d.ts, d.domain, d.q, d.r)
 	}
-	mustExec(t, db, `INSERT INTO agent_l7_minutes (agent_id, ts, host, kind, process, bytes, hits) VALUES ($1, $2, 'api.example.com', 'tls', 'app', 500, 5)`, a1, at(24, 12, 0))
-	mustExec(t, db, `INSERT INTO agent_l7_minutes (agent_id, ts, host, kind, process, bytes, hits) VALUES ($1, $2, 'shop.test', 'http', 'nginx', 7000, 2)`, a2, at(26, 9, 0))
+	mustExec(t, db, `INSERT INTO agent_l7_minutes (agent_id, ts, host, kind, process, bytes, hits) VALUES ($1, $2, 'api.example.com', 'tls', 'app', 500, 5)`, a1, seedAt(24, 12, 0))
+	mustExec(t, db, `INSERT INTO agent_l7_minutes (agent_id, ts, host, kind, process, bytes, hits) VALUES ($1, $2, 'shop.test', 'http', 'nginx', 7000, 2)`, a2, seedAt(26, 9, 0))
 
 	// Alerts: north 3 port_scan on 10.9.9.9 (severity 8, two firing, one
 	// acknowledged), south 1 new_device (severity 3); one before the range.
@@ -146,11 +146,11 @@ func seed(t *testing.T, db *store.DB) map[string]int64 {
 		sev             int
 		state           string
 	}{
-		{at(24, 1, 0), "port_scan", "10.9.9.9", "north", 8, "firing"},
-		{at(24, 2, 0), "port_scan", "10.9.9.9", "north", 8, "firing"},
-		{at(25, 2, 0), "port_scan", "10.9.9.9", "north", 8, "ack"},
-		{at(26, 3, 0), "new_device", "aa:bb", "south", 3, "firing"},
-		{at(20, 3, 0), "new_device", "old", "south", 3, "firing"},
+		{seedAt(24, 1, 0), "port_scan", "10.9.9.9", "north", 8, "firing"},
+		{seedAt(24, 2, 0), "port_scan", "10.9.9.9", "north", 8, "firing"},
+		{seedAt(25, 2, 0), "port_scan", "10.9.9.9", "north", 8, "ack"},
+		{seedAt(26, 3, 0), "new_device", "aa:bb", "south", 3, "firing"},
+		{seedAt(20, 3, 0), "new_device", "old", "south", 3, "firing"},
 	} {
 		mustExec(t, db, `INSERT INTO alert_events (ts, kind, key, severity, state, site, count, last_ts) VALUES ($1, $2, $3, $4, $5, $6, 2, $1)`,
 			a.ts, a.kind, a.key, a.sev, a.state, a.site)
@@ -163,7 +163,7 @@ func seed(t *testing.T, db *store.DB) map[string]int64 {
 		{"dev", "south", "resolved", "New device", 3},
 	} {
 		mustExec(t, db, `INSERT INTO incidents (correlation_key, rule, site, state, severity, risk, title, opened_ts, updated_ts) VALUES ($1, 1, $2, $3, $4, 50, $5, $6, $6)`,
-			in.key, in.site, in.state, in.sev, in.title, at(24, 1, 0))
+			in.key, in.site, in.state, in.sev, in.title, seedAt(24, 1, 0))
 	}
 	return ids
 }

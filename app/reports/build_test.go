@@ -14,7 +14,7 @@ import (
 )
 
 // storeDeps are the sources over db with the seeded geo, SLA and health.
-func storeDeps(db *store.DB, sla SLA, h HealthScore) BuildDeps {
+func storeDeps(db *store.DB, sla SLASource, h HealthScore) BuildDeps {
 	return BuildDeps{Traffic: db, Flows: db, Deep: db, Alerts: db, Geo: seedGeo, SLA: sla, Health: h, Hub: "hub.test"}
 }
 
@@ -53,7 +53,7 @@ var badSLA = SLAFigures{AgentUptimePct: 97.2, Agents: 3, DeviceAvailabilityPct: 
 		{Target: SLATarget{Name: "devices", Metric: MetricDeviceAvailability, Scope: "site", Threshold: 99}, Measured: 99.5, Met: true},
 	}}
 
-var lowHealth = health.NetworkHealth{Score: 70, ComputedAt: at(27, 8, 0),
+var lowHealth = health.NetworkHealth{Score: 70, ComputedAt: seedAt(27, 8, 0),
 	Deductions: []health.Deduction{{Reason: "critical_alerts", Points: 30, Detail: "3 open critical alert events"}}}
 
 // TestBuildTraffic: the traffic report of every site, from the seeded

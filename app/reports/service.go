@@ -33,8 +33,8 @@ type Store interface {
 	ReportArchiveSize(ctx context.Context) (count, bytes int64, err error)
 }
 
-// Builder builds a report's model from the stored data.
-type Builder interface {
+// ModelBuilder builds a report's model from the stored data (*Builder).
+type ModelBuilder interface {
 	Build(ctx context.Context, req Request) (*model.Report, error)
 }
 
@@ -75,7 +75,7 @@ func SchedulerActor() store.AuditActor {
 // Deps are the service's collaborators.
 type Deps struct {
 	DB      Store
-	Builder Builder
+	Builder ModelBuilder
 	// HTML and PDF render a model; nil answers an error for that format.
 	HTML, PDF RenderFunc
 	// Mailer delivers scheduled reports; nil: every delivery fails with

@@ -52,9 +52,9 @@ type Geo interface {
 	Lookup(addr netip.Addr) (country, asn string, ok bool)
 }
 
-// SLA measures the service levels of a site (another helper's
-// implementation in sla*.go; the sla_breach rule uses the same).
-type SLA interface {
+// SLASource measures the service levels of a site (*SLA; the sla_breach
+// rule uses the same computation).
+type SLASource interface {
 	Figures(ctx context.Context, site string, from, to time.Time) (SLAFigures, error)
 }
 
@@ -97,7 +97,7 @@ type BuildDeps struct {
 	// Geo names the destinations' countries and ASNs (collectors/geo).
 	Geo Geo
 	// SLA is the SLA figures (the enterprise report's SLA section).
-	SLA SLA
+	SLA SLASource
 	// Health is the network health score (*health.Service).
 	Health HealthScore
 	// AI is the AI assistant's analyses (nil: not configured).
