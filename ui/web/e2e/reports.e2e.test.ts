@@ -6,6 +6,8 @@
 // archive with the same SHA-256 the API lists; an SLA target added and
 // shown with the status the API measures; a viewer sees the compliance
 // report and the SLA list only.
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { launchBrowser, login, newWatchedContext, screenshot, startHub, type Hub, type Watch } from './hub'
@@ -55,6 +57,10 @@ afterAll(async () => {
 describe('reports page', () => {
   test('the menu leads to Reports; a traffic preview shows the report and its SHA-256', async () => {
     await page.goto(`${hub.url}/live`)
+    // the Live page's Report button opens a traffic report
+    await page.getByTestId('live-report-link').click()
+    await page.waitForURL(/\/reports\?type=traffic$/)
+    expect(await page.locator('#rep-type').inputValue()).toBe('traffic')
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Reports', exact: true }).click()
     await page.waitForURL(/\/reports$/)
     await page.locator('#rep-type').selectOption('traffic')
@@ -121,6 +127,13 @@ describe('reports page', () => {
     expect(await arow.getByTestId('archive-sha').getAttribute('title')).toBe(made.sha256)
     expect(await arow.getByTestId('archive-sha').textContent()).toBe(`${made.sha256.slice(0, 12)}…`)
     expect(await arow.getByRole('link', { name: 'Download' }).getAttribute('href')).toBe(`/api/v1/reports/archive/${made.id}`)
+    // the archived file downloads byte for byte: sha256sum prints the SHA-256 listed
+    const download = page.waitForEvent('download')
+    await arow.getByRole('link', { name: 'Download' }).click()
+    const d = await download
+    expect(d.suggestedFilename()).toBe(made.filename)
+    const file = await d.path()
+    expect(createHash('sha256').update(readFileSync(file)).digest('hex')).toBe(made.sha256)
     await screenshot(page, 'reports-schedules')
   })
 
