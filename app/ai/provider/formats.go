@@ -248,8 +248,8 @@ type ollamaRequest struct {
 }
 
 // ollamaBody: num_predict is Ollama's max_tokens; think:false turns
-// reasoning off on thinking models (sent only for NoThink, since older
-// servers reject the field for models without the capability).
+// reasoning off on thinking models. It is sent only for NoThink, so a
+// default request is the plain shape every Ollama version accepts.
 func ollamaBody(req Request) ollamaRequest {
 	b := ollamaRequest{Model: req.Model, Messages: chatMessages(req), Stream: true}
 	if req.NoThink {

@@ -85,6 +85,7 @@ type meteredBody struct {
 	r     io.Reader
 	wd    *watchdog
 	idle  time.Duration
+	phase string // the timeout's description, built once
 	total int64
 	max   int64
 }
@@ -100,7 +101,7 @@ func (m *meteredBody) Read(p []byte) (int, error) {
 	}
 	n, err := m.r.Read(p)
 	if n > 0 {
-		m.wd.arm(fmt.Sprintf("no data for %s between chunks", m.idle), m.idle)
+		m.wd.arm(m.phase, m.idle)
 		m.total += int64(n)
 		if m.total > m.max {
 			return n - 1, errResponseTooLarge
@@ -146,7 +147,8 @@ func (c *client) Chat(ctx context.Context, req Request) (Stream, error) {
 	if err != nil {
 		return fail(err)
 	}
-	mb := &meteredBody{r: resp.Body, wd: wd, idle: c.opts.IdleTimeout, max: c.opts.MaxResponseBytes}
+	mb := &meteredBody{r: resp.Body, wd: wd, idle: c.opts.IdleTimeout, max: c.opts.MaxResponseBytes,
+		phase: fmt.Sprintf("no data for %s between chunks", c.opts.IdleTimeout)}
 	s := &stream{c: c, ctx: ctx, cancel: cancel, wd: wd, body: resp.Body, p: newParser(c.kind), frames: newFramer(c.kind, mb, c.opts.MaxLineBytes), frames0: true}
 	return s, nil
 }
