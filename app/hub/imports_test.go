@@ -96,6 +96,9 @@ var importRules = []struct {
 	{"app/live", []string{"app/panics", "capture", "capture/pcaprec", "capture/proc", "store/record"}}, // the tick reads the capture it broadcasts
 	{"app/topology", []string{"app/errs", "app/panics", "store", "store/record"}},                      // wave 2
 	{"app/compliance", []string{"app/errs", "app/panics", "store", "store/record"}},                    // wave 2
+	// The AI provider layer (issue 32): a leaf over net/http, and its fakes.
+	{"app/ai/provider", nil},
+	{"app/ai/provider/providertest", nil},
 	// Reports: the model is a leaf the two renderers read; the service
 	// builds it from the store and reads the types of the health score
 	// and of app/compliance (the Annex A control list, the log's status),
