@@ -95,6 +95,28 @@ func TestReportRoutes(t *testing.T) {
 			t.Errorf("newest archived %+v, want id %s sha %x", newest, id, sum)
 		}
 
+		// The viewer reads the compliance reports of the archive only
+		// (it may generate no other), and an HTML report comes with its
+		// own sandboxing policy.
+		var seen []struct {
+			ID   int64  `json:"id"`
+			Type string `json:"type"`
+		}
+		viewer.call("GET", "/api/v1/reports/archive", nil).must(t, 200).decode(t, &seen)
+		if len(seen) != 2 || seen[0].Type != "compliance" || seen[1].Type != "compliance" {
+			t.Errorf("the viewer's archive: %+v, want the two compliance reports", seen)
+		}
+		if r := viewer.call("GET", "/api/v1/reports/archive/"+id, nil); r.code != 404 {
+			t.Errorf("the viewer downloads a traffic report: %d %s", r.code, r.body)
+		}
+		page := viewer.call("GET", fmt.Sprintf("/api/v1/reports/archive/%d?inline=true", seen[0].ID), nil).must(t, 200)
+		if csp := page.header.Get("Content-Security-Policy"); csp != "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'" {
+			t.Errorf("report CSP %q", csp)
+		}
+		if d := page.header.Get("Content-Disposition"); !strings.HasPrefix(d, "inline; filename=netmon-compliance-all-") || page.header.Get("X-Frame-Options") != "SAMEORIGIN" {
+			t.Errorf("inline report: %q, X-Frame-Options %q", d, page.header.Get("X-Frame-Options"))
+		}
+
 		// The site-admin: its own site only, and another site's report
 		// answers like a missing one.
 		siteA.call("GET", "/api/report?type=enterprise", nil).must(t, 200)

@@ -213,14 +213,14 @@ test('a schedule the hub refuses shows its message next to the field it names; n
   w.unmount()
 })
 
-test('preview: the HTML in a sandboxed frame, the SHA-256 from the answer shown', async () => {
+test('preview: the archived HTML in a sandboxed frame, the SHA-256 from the answer shown', async () => {
   signIn('analyst', ['view', 'analyze'])
   const calls = respond({
     ...base(),
     'GET /api/report': () =>
       new Response('<!doctype html><title>Traffic report</title><h1>Traffic report</h1>', {
         status: 200,
-        headers: { 'Content-Type': 'text/html; charset=utf-8', 'Content-Disposition': 'inline; filename=netmon-traffic-all.html', 'X-Netmon-Report-Sha256': SHA },
+        headers: { 'Content-Type': 'text/html; charset=utf-8', 'Content-Disposition': 'inline; filename=netmon-traffic-all.html', 'X-Netmon-Report-Sha256': SHA, 'X-Netmon-Report-Archive-Id': '42' },
       }),
   })
   URL.createObjectURL = vi.fn(() => 'blob:x')
@@ -231,7 +231,8 @@ test('preview: the HTML in a sandboxed frame, the SHA-256 from the answer shown'
   await flushPromises()
   const frame = w.find('[data-testid="report-preview"]')
   expect(frame.attributes('sandbox')).toBe('')
-  expect(frame.attributes('srcdoc')).toContain('<h1>Traffic report</h1>')
+  // the frame loads the archived copy, served with the report's own CSP
+  expect(frame.attributes('src')).toBe('/api/v1/reports/archive/42?inline=true')
   expect(w.find('[data-testid="report-sha"]').text()).toBe(SHA)
   expect(calls.find((c) => c.url.startsWith('/api/report'))!.url).toBe('/api/report?type=traffic&days=14&format=html')
   // days out of range: said next to the field, nothing asked

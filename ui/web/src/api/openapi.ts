@@ -1627,7 +1627,7 @@ export interface paths {
         };
         /**
          * Generated reports, newest first, with their SHA-256
-         * @description sha256 is the hash of the file as sent and stored: `sha256sum <file>` must print it; data_sha256 is printed in the report's footer. Kept -report-retention-days (and at most the configured count).
+         * @description sha256 is the hash of the file as sent and stored: `sha256sum <file>` must print it; data_sha256 is printed in the report's footer. Kept -report-retention-days (and at most the configured count). A caller without the analyze permission (a viewer) sees the compliance reports only, as it may generate only those; a site-bound caller its own site's.
          */
         get: operations["listReportArchive"];
         put?: never;
@@ -1645,7 +1645,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download an archived report (attachment), byte for byte what was generated */
+        /**
+         * Download an archived report (attachment), byte for byte what was generated
+         * @description inline=true shows an HTML report in the browser (the console's preview frame). Report HTML is served with its own Content-Security-Policy: sandbox, its inline styles and data: images only, framed only by the hub's own pages. Without the analyze permission only compliance reports are found; another site's report, or another type for a viewer, answers 404 like a missing one.
+         */
         get: operations["downloadReport"];
         put?: never;
         post?: never;
@@ -3096,8 +3099,10 @@ export interface components {
         ReportArchiveEntry: {
             id: number;
             schedule_id?: number;
-            type: string;
-            format: string;
+            /** @enum {string} */
+            type: "traffic" | "enterprise" | "compliance";
+            /** @enum {string} */
+            format: "html" | "pdf";
             site: string;
             days: number;
             from: number;
@@ -3113,9 +3118,11 @@ export interface components {
         ReportSchedule: {
             id: number;
             name: string;
-            type: string;
+            /** @enum {string} */
+            type: "traffic" | "enterprise" | "compliance";
             days: number;
-            format: string;
+            /** @enum {string} */
+            format: "html" | "pdf";
             site: string;
             recipients: string[];
             spec: string;
@@ -3128,13 +3135,27 @@ export interface components {
             created_by: string;
         };
         ReportScheduleCreate: {
+            /** @description 1-100 characters */
             name: string;
-            type: string;
+            /**
+             * @description default traffic
+             * @enum {string}
+             */
+            type: "traffic" | "enterprise" | "compliance";
+            /** @description 1-90; 0 or absent: the type’s default (traffic 7, enterprise and compliance 30) */
             days: number;
-            format: string;
+            /**
+             * @description default pdf
+             * @enum {string}
+             */
+            format: "html" | "pdf";
+            /** @description narrow to one site; a site-bound caller’s own site is forced */
             site: string;
+            /** @description e-mail addresses (at most 50); empty: archived only */
             recipients: string[];
+            /** @description daily:HH:MM, weekly:<mon..sun>:HH:MM or monthly:<1-28>:HH:MM */
             spec: string;
+            /** @description IANA zone (Europe/Istanbul); default the hub’s report zone */
             timezone: string;
         };
         ReviewCreate: {
@@ -3176,8 +3197,10 @@ export interface components {
         SLATarget: {
             id: number;
             name: string;
-            metric: string;
-            scope: string;
+            /** @enum {string} */
+            metric: "agent_uptime" | "device_availability" | "iface_util_p95" | "packet_drop";
+            /** @enum {string} */
+            scope: "site" | "agent" | "device";
             site: string;
             agent_id?: number;
             device_id?: number;
@@ -3187,13 +3210,27 @@ export interface components {
             created_by: string;
         };
         SLATargetCreate: {
+            /** @description 1-100 characters */
             name: string;
-            metric: string;
-            scope: string;
+            /**
+             * @description agent_uptime and device_availability: at least threshold %; iface_util_p95 and packet_drop: at most threshold %
+             * @enum {string}
+             */
+            metric: "agent_uptime" | "device_availability" | "iface_util_p95" | "packet_drop";
+            /**
+             * @description default site
+             * @enum {string}
+             */
+            scope: "site" | "agent" | "device";
+            /** @description scope site: the site (’’ = every site); a site-bound caller’s own site is forced */
             site: string;
+            /** @description scope agent: the agent */
             agent_id: number;
+            /** @description scope device: the device */
             device_id: number;
+            /** @description percent, 0-100 */
             threshold: number;
+            /** @description 1-2160 (90 days); default 24 */
             window_hours: number;
         };
         SLATargetStatus: {
@@ -8266,7 +8303,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthErrorBody"];
                 };
             };
-            /** @description the identity lacks the permission analyze */
+            /** @description the identity lacks the permission view */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8279,7 +8316,10 @@ export interface operations {
     };
     downloadReport: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: an HTML report is shown in the browser (the console's preview frame) rather than saved */
+                inline?: boolean;
+            };
             header?: never;
             path: {
                 /** @description id */
@@ -8316,7 +8356,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthErrorBody"];
                 };
             };
-            /** @description the identity lacks the permission analyze */
+            /** @description the identity lacks the permission view */
             403: {
                 headers: {
                     [name: string]: unknown;
