@@ -79,6 +79,10 @@ describe('reports page', () => {
     const doc = page.frameLocator('[data-testid="report-preview"]')
     await expect.poll(async () => (await doc.locator('title').textContent()) ?? '', { timeout: 10_000 }).toMatch(/traffic/i)
     await expect.poll(async () => doc.locator('h1').count()).toBeGreaterThan(0)
+    // styled: the report's own stylesheet applies in the frame (the body's
+    // max-width 210mm is 793.7px), which the console's CSP would refuse
+    // in a srcdoc frame
+    await expect.poll(async () => doc.locator('body').evaluate((b) => getComputedStyle(b).maxWidth)).toBe('793.701px')
     // generated reports are archived: the preview is the archive's newest
     await expect.poll(async () => (await apiJSON<ArchiveEntry[]>('/api/v1/reports/archive'))[0]?.sha256).toBe(sha)
     await screenshot(page, 'reports-preview')
