@@ -81,6 +81,9 @@ type Pseudonyms struct {
 	names   map[string]string // lower-case registered name → kind
 	domains map[string]bool   // lower-case registered domain suffixes
 	order   []string          // tokens in the order given
+	// aliases counts values met again under another spelling (upper
+	// case, another MAC form): Reveal gives back the first spelling.
+	aliases int
 }
 
 // New returns an empty map with the private suffixes registered.
@@ -142,6 +145,9 @@ func isNameRun(s string) bool {
 func (p *Pseudonyms) token(kind, key, value string) string {
 	k := kind + "\x00" + key
 	if t, ok := p.byKey[k]; ok {
+		if p.byToken[t] != value {
+			p.aliases++
+		}
 		return t
 	}
 	p.next[kind]++
