@@ -52,11 +52,12 @@ func Quote(f Fence, fields []Field, ps *Pseudonyms) string {
 	return s
 }
 
-// prepare cleans the names and prepares the values (Value).
+// prepare prepares names and values alike (Value): names are ours, but
+// a caller may build one from data.
 func prepare(fields []Field, ps *Pseudonyms) []Field {
 	out := make([]Field, len(fields))
 	for i, fd := range fields {
-		out[i] = Field{Name: truncate(Clean(fd.Name), MaxFieldBytes), Value: Value(fd.Value, ps)}
+		out[i] = Field{Name: Value(fd.Name, ps), Value: Value(fd.Value, ps)}
 	}
 	return out
 }
