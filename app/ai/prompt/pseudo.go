@@ -74,13 +74,16 @@ var privateSuffixes = []string{"local", "lan", "internal", "intranet", "corp", "
 // later turns and the console's Reveal agree. Safe for concurrent use.
 type Pseudonyms struct {
 	mu      sync.Mutex
-	byKey   map[string]string // kind + "\x00" + canonical value → token
-	byToken map[string]string // token → the value as first seen
-	kindOf  map[string]string // token → kind
+	byKey   map[tokKey]tokEntry // (kind, canonical value) → token
+	byToken map[string]string   // token → the value as first seen
+	kindOf  map[string]string   // token → kind
 	next    map[string]int
 	names   map[string]string // lower-case registered name → kind
 	domains map[string]bool   // lower-case registered domain suffixes
-	order   []string          // tokens in the order given
+	// nameLens and domainLens mark the lengths present (capped at 255),
+	// so the scanner skips most map lookups for ordinary words.
+	nameLens, domainLens lengthSet
+	order                []string // tokens in the order given
 	// aliases counts values met again under another spelling (upper
 	// case, another MAC form): Reveal gives back the first spelling.
 	aliases int
@@ -89,14 +92,26 @@ type Pseudonyms struct {
 // New returns an empty map with the private suffixes registered.
 func New() *Pseudonyms {
 	p := &Pseudonyms{
-		byKey: map[string]string{}, byToken: map[string]string{}, kindOf: map[string]string{},
+		byKey: map[tokKey]tokEntry{}, byToken: map[string]string{}, kindOf: map[string]string{},
 		next: map[string]int{}, names: map[string]string{}, domains: map[string]bool{},
 	}
 	for _, s := range privateSuffixes {
 		p.domains[s] = true
+		p.domainLens.add(len(s))
 	}
 	return p
 }
+
+type tokKey struct{ kind, key string }
+
+type tokEntry struct{ token, first string }
+
+// lengthSet is a bitmap of lengths 0–255 (longer ones share bit 255).
+type lengthSet [4]uint64
+
+func (l *lengthSet) add(n int) { n = min(n, 255); l[n>>6] |= 1 << (n & 63) }
+
+func (l *lengthSet) has(n int) bool { n = min(n, 255); return l[n>>6]&(1<<(n&63)) != 0 }
 
 // AddHost registers host names or FQDNs of the customer's network.
 func (p *Pseudonyms) AddHost(names ...string) { p.addNames(KindHost, names) }
@@ -113,6 +128,7 @@ func (p *Pseudonyms) AddDomain(domains ...string) {
 		d = strings.Trim(strings.ToLower(d), ".")
 		if d != "" {
 			p.domains[d] = true
+			p.domainLens.add(len(d))
 		}
 	}
 }
@@ -127,6 +143,7 @@ func (p *Pseudonyms) addNames(kind string, names []string) {
 		}
 		if _, ok := p.names[n]; !ok {
 			p.names[n] = kind
+			p.nameLens.add(len(n))
 		}
 	}
 }
@@ -143,16 +160,16 @@ func isNameRun(s string) bool {
 // token returns the token for value of kind, keyed by key (its canonical
 // form), giving a new one the first time. Callers hold p.mu.
 func (p *Pseudonyms) token(kind, key, value string) string {
-	k := kind + "\x00" + key
-	if t, ok := p.byKey[k]; ok {
-		if p.byToken[t] != value {
+	k := tokKey{kind, key}
+	if e, ok := p.byKey[k]; ok {
+		if e.first != value {
 			p.aliases++
 		}
-		return t
+		return e.token
 	}
 	p.next[kind]++
 	t := kind + "-" + strconv.Itoa(p.next[kind])
-	p.byKey[k] = t
+	p.byKey[k] = tokEntry{t, value}
 	p.byToken[t] = value
 	p.kindOf[t] = kind
 	p.order = append(p.order, t)
@@ -176,8 +193,8 @@ func (p *Pseudonyms) Token(kind, value string) (string, bool) {
 	case KindUser, KindHost:
 		key = strings.ToLower(value)
 	}
-	t, ok := p.byKey[kind+"\x00"+key]
-	return t, ok
+	e, ok := p.byKey[tokKey{kind, key}]
+	return e.token, ok
 }
 
 // Mapping is one token and the value it stands for.
@@ -294,8 +311,8 @@ func (p *Pseudonyms) MarshalJSON() ([]byte, error) {
 	defer p.mu.Unlock()
 	out := pseudonymsJSON{Version: 1, Entries: make([]entry, 0, len(p.order))}
 	keyOf := make(map[string]string, len(p.byKey))
-	for k, t := range p.byKey {
-		keyOf[t] = k[strings.IndexByte(k, 0)+1:]
+	for k, e := range p.byKey {
+		keyOf[e.token] = k.key
 	}
 	for _, t := range p.order {
 		out.Entries = append(out.Entries, entry{Token: t, Key: keyOf[t], Value: p.byToken[t]})
@@ -330,7 +347,7 @@ func (p *Pseudonyms) UnmarshalJSON(b []byte) error {
 		if _, dup := q.byToken[e.Token]; dup {
 			return fmt.Errorf("decode pseudonyms: token %q twice", e.Token)
 		}
-		q.byKey[kind+"\x00"+e.Key] = e.Token
+		q.byKey[tokKey{kind, e.Key}] = tokEntry{e.Token, e.Value}
 		q.byToken[e.Token] = e.Value
 		q.kindOf[e.Token] = kind
 		q.order = append(q.order, e.Token)
@@ -341,15 +358,18 @@ func (p *Pseudonyms) UnmarshalJSON(b []byte) error {
 	for _, m := range in.Names {
 		if m.Kind == KindHost || m.Kind == KindUser {
 			q.names[m.Value] = m.Kind
+			q.nameLens.add(len(m.Value))
 		}
 	}
 	for _, d := range in.Domains {
 		q.domains[d] = true
+		q.domainLens.add(len(d))
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.byKey, p.byToken, p.kindOf, p.next, p.names, p.domains, p.order =
 		q.byKey, q.byToken, q.kindOf, q.next, q.names, q.domains, q.order
+	p.nameLens, p.domainLens, p.aliases = q.nameLens, q.domainLens, 0
 	return nil
 }
 

@@ -33,19 +33,45 @@ const (
 	maxZone    = 32
 )
 
-func isWordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
-}
+// Byte classes, looked up in one table (the scan's inner loop).
+const (
+	cWord   = 1 << iota // [A-Za-z0-9_]
+	cName               // word, '.', '-'
+	cChunk              // name, ':', '%'
+	cHex                // [0-9A-Fa-f]
+	cHexRun             // hex, ':', '.'
+)
 
-func isNameByte(c byte) bool { return isWordByte(c) || c == '.' || c == '-' }
+// classes is read-only after its initialisation.
+var classes = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		var k uint8
+		if b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_' {
+			k |= cWord | cName | cChunk
+		}
+		if b == '.' || b == '-' {
+			k |= cName | cChunk
+		}
+		if b == ':' || b == '%' {
+			k |= cChunk
+		}
+		if b >= '0' && b <= '9' || b >= 'a' && b <= 'f' || b >= 'A' && b <= 'F' {
+			k |= cHex | cHexRun
+		}
+		if b == ':' || b == '.' {
+			k |= cHexRun
+		}
+		t[c] = k
+	}
+	return t
+}()
 
-func isChunkByte(c byte) bool { return isNameByte(c) || c == ':' || c == '%' }
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-func isHexRunByte(c byte) bool { return isHex(c) || c == ':' || c == '.' }
+func isWordByte(c byte) bool   { return classes[c]&cWord != 0 }
+func isNameByte(c byte) bool   { return classes[c]&cName != 0 }
+func isChunkByte(c byte) bool  { return classes[c]&cChunk != 0 }
+func isHex(c byte) bool        { return classes[c]&cHex != 0 }
+func isHexRunByte(c byte) bool { return classes[c]&cHexRun != 0 }
 
 func (s *scanner) run() {
 	s.prevEnd = -1
@@ -142,20 +168,33 @@ func (s *scanner) name(pos, j int) (end int, kind, key string, ok bool) {
 	for e > pos && (src[e-1] == '.' || src[e-1] == '-') {
 		e--
 	}
-	if e == pos || (!dots && len(s.p.names) == 0) {
+	if e == pos || (!dots && !s.p.nameLens.has(e-pos)) {
 		return 0, "", "", false
 	}
 	s.lower = s.lower[:0]
+	upper := false
 	for k := pos; k < e; k++ {
 		c := src[k]
 		if c >= 'A' && c <= 'Z' {
 			c += 'a' - 'A'
+			upper = true
 		}
 		s.lower = append(s.lower, c)
 	}
 	l := s.lower
-	if k, found := s.p.names[string(l)]; found {
-		return e, k, string(l), true
+	p := s.p
+	// The key is the lower-case text: the source itself when it is
+	// lower case already (no allocation).
+	keyOf := func() string {
+		if upper {
+			return string(l)
+		}
+		return src[pos:e]
+	}
+	if p.nameLens.has(len(l)) {
+		if k, found := p.names[string(l)]; found {
+			return e, k, keyOf(), true
+		}
 	}
 	if !dots {
 		return 0, "", "", false
@@ -165,8 +204,9 @@ func (s *scanner) name(pos, j int) (end int, kind, key string, ok bool) {
 		if k < len(l) && l[k] != '.' {
 			continue
 		}
-		if s.p.names[string(l[start:k])] == KindHost || s.p.domains[string(l[start:])] {
-			return e, KindHost, string(l), true
+		if p.nameLens.has(k-start) && p.names[string(l[start:k])] == KindHost ||
+			p.domainLens.has(len(l)-start) && p.domains[string(l[start:])] {
+			return e, KindHost, keyOf(), true
 		}
 		start = k + 1
 	}
@@ -227,7 +267,7 @@ func (s *scanner) addr(pos, j int) (a, b int, kind, key string, ok bool) {
 		}
 		if ad, found := acceptAddr(trimDots(run[k:e])); found && ad.Is4() {
 			v := trimDots(run[k:e])
-			return pos + k, pos + k + len(v), KindIP, ad.String(), true
+			return pos + k, pos + k + len(v), KindIP, v, true
 		}
 		k = e
 	}
@@ -249,7 +289,7 @@ func (s *scanner) addrAt(pos, r, j int) (a, b int, kind, key string, ok bool) {
 		}
 		if z > r+1 {
 			if ad, found := acceptAddr(src[pos:z]); found {
-				return pos, z, KindIP6, ad.String(), true
+				return pos, z, KindIP6, s.canon(ad, src[pos:z]), true
 			}
 		}
 	}
@@ -258,13 +298,13 @@ func (s *scanner) addrAt(pos, r, j int) (a, b int, kind, key string, ok bool) {
 		v = v[:len(v)-1] // "addr:" before a message
 	}
 	if ad, found := acceptAddr(v); found {
-		return pos, pos + len(v), addrKind(ad), ad.String(), true
+		return pos, pos + len(v), addrKind(ad), s.canon(ad, v), true
 	}
 	// IPv4:port.
 	for k := len(v) - 1; k > 0; k-- {
 		if v[k] == ':' {
 			if ad, found := acceptAddr(v[:k]); found && ad.Is4() {
-				return pos, pos + k, KindIP, ad.String(), true
+				return pos, pos + k, KindIP, v[:k], true
 			}
 			break
 		}
@@ -273,6 +313,20 @@ func (s *scanner) addrAt(pos, r, j int) (a, b int, kind, key string, ok bool) {
 		}
 	}
 	return 0, 0, "", "", false
+}
+
+// canon returns the canonical text of a parsed from text v: v itself
+// when it is canonical (always for IPv4, which netip parses only in its
+// canonical dotted form), else a new string.
+func (s *scanner) canon(a netip.Addr, v string) string {
+	if a.Is4() {
+		return v
+	}
+	s.lower = a.AppendTo(s.lower[:0])
+	if string(s.lower) == v {
+		return v
+	}
+	return string(s.lower)
 }
 
 func addrKind(a netip.Addr) string {
