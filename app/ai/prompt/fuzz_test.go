@@ -36,10 +36,26 @@ func hexRuns(s string) []string {
 	return out
 }
 
+// withoutTokens blanks every token-looking string (as Reveal finds them).
+func withoutTokens(s string) string {
+	b := []byte(s)
+	for i := 0; i < len(s); i++ {
+		if i > 0 && isWordByte(s[i-1]) {
+			continue
+		}
+		if end, ok := matchToken(s, i); ok {
+			for k := i; k < end; k++ {
+				b[k] = ' '
+			}
+			i = end - 1
+		}
+	}
+	return string(b)
+}
+
 // FuzzPseudonymise: text from the network never panics the scanner, no
 // address that parses as a whole run of the input survives as a run of
-// the output (a token's digits before ":0::" may make a new one, which
-// reveals nothing), and Reveal gives the text
+// the output's text between tokens, and Reveal gives the text
 // back exactly unless a value came under two spellings (then it gives
 // the first spelling, and pseudonymising that again is stable).
 func FuzzPseudonymise(f *testing.F) {
@@ -51,8 +67,10 @@ func FuzzPseudonymise(f *testing.F) {
 		p.AddHost("db-01")
 		p.AddUser("alice")
 		out := p.Pseudonymise(s)
+		// The text between tokens: a token's digits followed by "::1"
+		// may spell an address by chance, which reveals nothing.
 		left := map[string]bool{}
-		for _, r := range hexRuns(out) {
+		for _, r := range hexRuns(withoutTokens(out)) {
 			left[r] = true
 		}
 		for _, r := range hexRuns(s) {
