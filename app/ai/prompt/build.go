@@ -86,7 +86,9 @@ func omittedLine(n int) string {
 // one would pass budgetBytes (max_context_kb × 1024). Facts are left out
 // whole, lowest priority first, so no value is ever cut mid-escape.
 // With ps nil nothing is pseudonymised (a local provider with masking
-// turned off by an admin).
+// turned off by an admin). The first fact that does not fit has been
+// pseudonymised to be measured, so its values may hold tokens in ps
+// that the context does not use.
 func Build(system string, facts []Fact, budgetBytes int, ps *Pseudonyms) (Context, error) {
 	return build(system, facts, budgetBytes, ps, NewFence())
 }

@@ -24,6 +24,7 @@ func TestBudget(t *testing.T) {
 	if len(c.Bytes) > 4096 {
 		t.Fatalf("%d bytes, budget 4096", len(c.Bytes))
 	}
+	t.Logf("4 KiB budget: %d bytes, %d facts kept, %d left out", len(c.Bytes), c.Included, c.Omitted)
 	if c.Included+c.Omitted != 1000 || c.Included == 0 {
 		t.Fatalf("included %d + omitted %d", c.Included, c.Omitted)
 	}
