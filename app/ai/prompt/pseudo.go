@@ -148,6 +148,30 @@ func (p *Pseudonyms) addNames(kind string, names []string) {
 	}
 }
 
+// Mark pseudonymises a whole value the caller knows to be a host or
+// user name (a device's sysName, an agent's host name), whatever it
+// looks like: a single name is also registered, so it is found in
+// other text too; a value with spaces or other bytes gets a token for
+// the exact (cleaned) text. Kinds other than host and user are treated
+// as host.
+func (p *Pseudonyms) Mark(kind, value string) string {
+	if kind != KindUser {
+		kind = KindHost
+	}
+	v := strings.TrimSpace(value)
+	if v == "" {
+		return value
+	}
+	p.addNames(kind, []string{v})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := strings.ToLower(strings.TrimSuffix(v, "."))
+	if !isNameRun(key) {
+		key = v
+	}
+	return p.token(kind, key, v)
+}
+
 func isNameRun(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if !isNameByte(s[i]) {

@@ -63,6 +63,28 @@ func TestPseudonymise(t *testing.T) {
 	}
 }
 
+// TestMark: a value marked as a name becomes one token, spaces and all,
+// and a single marked name is then found in other text.
+func TestMark(t *testing.T) {
+	p := New()
+	fence := fenceOf("0123456789abcdef")
+	q := Quote(fence, []Field{
+		{Name: "sysname", Value: "Core Switch 1 (Bldg A)", Mark: KindHost},
+		{Name: "agent", Value: "kiosk7", Mark: KindHost},
+		{Name: "owner", Value: "Jane Doe", Mark: KindUser},
+		{Name: "msg", Value: "kiosk7 rebooted by Jane Doe"},
+	}, p)
+	want := fence.Open + "\n" + `{"sysname":"host-1","agent":"host-2","owner":"user-1","msg":"host-2 rebooted by Jane Doe"}` + "\n" + fence.Close + "\n"
+	if q != want {
+		t.Fatalf("got\n%s\nwant\n%s", q, want)
+	}
+	// "Jane Doe" has a space: only a marked field hides it, free text
+	// cannot (documented: register single names, mark whole ones).
+	if got := p.Reveal("host-1 host-2 user-1"); got != "Core Switch 1 (Bldg A) kiosk7 Jane Doe" {
+		t.Fatalf("Reveal: %q", got)
+	}
+}
+
 // TestStable: the same value gets the same token across calls, distinct
 // values distinct tokens, and the JSON round trip keeps the map, the
 // registered names and the numbering.

@@ -24,6 +24,10 @@ const (
 type Field struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
+	// Mark, when KindHost or KindUser, says the whole value is a name of
+	// that kind (Pseudonyms.Mark): it becomes one token even if it holds
+	// spaces or is not registered. Empty: the value is scanned as text.
+	Mark string `json:"mark,omitempty"`
 }
 
 // Fence is the per-request pair of lines that delimit untrusted data.
@@ -57,7 +61,13 @@ func Quote(f Fence, fields []Field, ps *Pseudonyms) string {
 func prepare(fields []Field, ps *Pseudonyms) []Field {
 	out := make([]Field, len(fields))
 	for i, fd := range fields {
-		out[i] = Field{Name: Value(fd.Name, ps), Value: Value(fd.Value, ps)}
+		out[i] = Field{Name: Value(fd.Name, ps)}
+		if ps != nil && fd.Mark != "" {
+			// A token, already safe: scanning it again would escape it.
+			out[i].Value = ps.Mark(fd.Mark, Clean(fd.Value))
+		} else {
+			out[i].Value = Value(fd.Value, ps)
+		}
 	}
 	return out
 }
