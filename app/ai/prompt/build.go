@@ -163,7 +163,9 @@ func renderFact(f Fact, fence Fence, ps *Pseudonyms) (string, PreviewFact) {
 		text = ps.Pseudonymise(text)
 	}
 	// Trusted text still may not carry a fence-like marker.
-	text = strings.ReplaceAll(text, "<<<", "< < <")
+	for strings.Contains(text, "<<<") {
+		text = strings.ReplaceAll(text, "<<<", "< <")
+	}
 	pf := PreviewFact{Source: f.Source, Text: text, Priority: f.Priority}
 	var b strings.Builder
 	b.WriteByte('[')

@@ -134,15 +134,20 @@ func (s *scanner) chunk(i, j int) {
 		}
 		if (isHex(c) || c == ':') && (pos == i || !isHexRunByte(src[pos-1]) || c == ':' && pos == s.prevEnd) {
 			if a, b, kind, key, ok := s.addr(pos, j); ok {
-				// Widen to whole words: the token must not touch a letter.
+				// Widen a match glued to a letter or digit, so the token
+				// does not touch one: over words and the address bytes
+				// ".:" too, so what is left beside the token is never the
+				// cut-off piece of a longer run ("1::0.0X1::0" must not
+				// leave "1::0." behind). Emitted text (s.last) is not
+				// taken back.
 				wa, wb := a, b
-				for wa > i && wa > s.last && isWordByte(src[wa-1]) {
-					wa--
-				}
-				for wb < j && isWordByte(src[wb]) {
-					wb++
-				}
-				if wa != a || wb != b {
+				if a > i && a > s.last && isWordByte(src[a-1]) || b < j && isWordByte(src[b]) {
+					for wa > i && wa > s.last && (isWordByte(src[wa-1]) || isHexRunByte(src[wa-1])) {
+						wa--
+					}
+					for wb < j && (isWordByte(src[wb]) || isHexRunByte(src[wb])) {
+						wb++
+					}
 					kind, key = KindHost, src[wa:wb]
 				}
 				s.emit(wa, wb, kind, key)
@@ -352,7 +357,10 @@ func acceptAddr(v string) (netip.Addr, bool) {
 		return netip.Addr{}, false
 	}
 	a, err := netip.ParseAddr(v)
-	if err != nil || a.IsUnspecified() || a.IsLoopback() {
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	if u := a.WithZone(""); u.IsUnspecified() || u.IsLoopback() {
 		return netip.Addr{}, false
 	}
 	if a.Is4() {
