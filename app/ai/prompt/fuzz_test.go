@@ -58,7 +58,6 @@ func withoutTokens(s string) string {
 // the output's text between tokens, and Reveal gives the text back
 // exactly unless a value came under two spellings (then it gives the
 // first spelling for both).
-
 func FuzzPseudonymise(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add(s)
