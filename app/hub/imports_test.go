@@ -99,6 +99,9 @@ var importRules = []struct {
 	// The AI provider layer (issue 32): a leaf over net/http, and its fakes.
 	{"app/ai/provider", nil},
 	{"app/ai/provider/providertest", nil},
+	// The assistant's context: pseudonyms, quoting and assembly over
+	// the provider's Message type; no store, no routes.
+	{"app/ai/prompt", []string{"app/ai/provider"}},
 	// Reports: the model is a leaf the two renderers read; the service
 	// builds it from the store and reads the types of the health score
 	// and of app/compliance (the Annex A control list, the log's status),
