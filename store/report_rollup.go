@@ -173,7 +173,7 @@ type flowRollupRow struct {
 }
 
 // flowKind is a flow top list rolled up: its kind, the key columns
-// selected (two, the second '' when one), the grouping and the condition.
+// selected (two, the second ” when one), the grouping and the condition.
 type flowKind struct{ kind, keys, group, where string }
 
 // flowKinds are the flow top lists rolled up.
@@ -185,7 +185,7 @@ var flowKinds = []flowKind{
 
 // rollupFlows reads a day's flow groups of one scope and kind, busiest
 // first, keeping the ReportRollupTopK busiest and a remainder row (k1 =
-// '') summing the rest.
+// ”) summing the rest.
 func (db *DB) rollupFlows(ctx context.Context, day int64, scope string, k flowKind) ([]flowRollupRow, error) {
 	var args []any
 	site := ""

@@ -22,7 +22,7 @@ const rollupDay0 = 1_793_491_200
 
 // seedRollup seeds three UTC days from rollupDay0: two agents of site n
 // and one of site s (one enrolled mid-day 1), the hub capture, and flows
-// of an exporter of each site with flow_hours remainder rows (src '').
+// of an exporter of each site with flow_hours remainder rows (src ”).
 func seedRollup(t *testing.T, db *store.DB) map[string]int64 {
 	t.Helper()
 	ctx := context.Background()
@@ -135,9 +135,9 @@ func TestReportRollupEqualsLive(t *testing.T) {
 		ctx := context.Background()
 		ids := seedRollup(t, db)
 		windows := []store.ReportScope{
-			{From: rollupDay0, To: rollupDay0 + 3*86400},                       // whole days
-			{From: rollupDay0 + 5*3600, To: rollupDay0 + 2*86400 + 7*3600},     // partial edges (a report zone east of UTC)
-			{From: rollupDay0, To: rollupDay0 + 3*86400, Site: "n"},            // one site
+			{From: rollupDay0, To: rollupDay0 + 3*86400},                   // whole days
+			{From: rollupDay0 + 5*3600, To: rollupDay0 + 2*86400 + 7*3600}, // partial edges (a report zone east of UTC)
+			{From: rollupDay0, To: rollupDay0 + 3*86400, Site: "n"},        // one site
 			{From: rollupDay0 + 86400 + 3600, To: rollupDay0 + 3*86400, Site: "s"},
 			{From: rollupDay0 + 86400, To: rollupDay0 + 2*86400, Site: "n"}, // the enrolment day of a2
 		}
