@@ -161,28 +161,19 @@ func (db *DB) reportTop(ctx context.Context, what string, nkeys, nsums int, q st
 // ReportProcesses is the deep collection's processes by bytes: keys
 // process; sums bytes in, bytes out, agents. Busiest first, ties by name.
 func (db *DB) ReportProcesses(ctx context.Context, s ReportScope, limit int) (ReportTop, error) {
-	q := `SELECT process, SUM(bytes_in), SUM(bytes_out), COUNT(DISTINCT agent_id), COUNT(*) OVER ()
-		FROM agent_proc_minutes WHERE ts >= $1 AND ts < $2` + s.agentSite(3) + `
-		GROUP BY process ORDER BY SUM(bytes_in) + SUM(bytes_out) DESC, process LIMIT ` + fmt.Sprint(limit)
-	return db.reportTop(ctx, "processes", 1, 3, q, s.args()...)
+	return db.reportDeep(ctx, "processes", deepProcs, s, limit)
 }
 
 // ReportDNS is the most queried DNS names: keys domain; sums queries,
 // responses, agents. Most queried first, ties by name.
 func (db *DB) ReportDNS(ctx context.Context, s ReportScope, limit int) (ReportTop, error) {
-	q := `SELECT domain, SUM(queries), SUM(responses), COUNT(DISTINCT agent_id), COUNT(*) OVER ()
-		FROM agent_dns_minutes WHERE ts >= $1 AND ts < $2` + s.agentSite(3) + `
-		GROUP BY domain ORDER BY SUM(queries) DESC, domain LIMIT ` + fmt.Sprint(limit)
-	return db.reportTop(ctx, "dns", 1, 3, q, s.args()...)
+	return db.reportDeep(ctx, "dns", deepDNS, s, limit)
 }
 
 // ReportApplications is the TLS SNI and HTTP Host names seen: keys host,
 // kind; sums bytes, hits, agents. Most bytes first, ties by host, kind.
 func (db *DB) ReportApplications(ctx context.Context, s ReportScope, limit int) (ReportTop, error) {
-	q := `SELECT host, kind, SUM(bytes), SUM(hits), COUNT(DISTINCT agent_id), COUNT(*) OVER ()
-		FROM agent_l7_minutes WHERE ts >= $1 AND ts < $2` + s.agentSite(3) + `
-		GROUP BY host, kind ORDER BY SUM(bytes) DESC, host, kind LIMIT ` + fmt.Sprint(limit)
-	return db.reportTop(ctx, "applications", 2, 3, q, s.args()...)
+	return db.reportDeep(ctx, "applications", deepL7, s, limit)
 }
 
 // The flow reads use the hourly rollup (flow_hours) for the live part

@@ -24,7 +24,7 @@ const ReportRollupGrace = 2 * 3600
 
 // ReportRollupTables are the rollup tables, each with a ts column, for
 // the retention loop (register them like SLATables).
-var ReportRollupTables = []string{"report_rollup_days", "report_traffic_rollup", "report_flow_rollup", "report_agent_rollup"}
+var ReportRollupTables = []string{"report_rollup_days", "report_traffic_rollup", "report_flow_rollup", "report_agent_rollup", "report_deep_rollup", "report_deep_agents"}
 
 const daySec = 86400
 
@@ -272,6 +272,10 @@ func (db *DB) RollupReportDay(ctx context.Context, day int64, now int64) (bool, 
 			flows = append(flows, rs...)
 		}
 	}
+	deepSums, deepAgents, err := db.rollupDeepDay(ctx, day, scopes)
+	if err != nil {
+		return false, err
+	}
 	type agentRow struct{ id, n int64 }
 	var agents []agentRow
 	rows, err := db.reader.QueryContext(ctx, `SELECT agent_id, COUNT(DISTINCT ts - ts % 60) FROM agent_samples
@@ -333,7 +337,7 @@ func (db *DB) RollupReportDay(ctx context.Context, day int64, now int64) (bool, 
 				return err
 			}
 		}
-		return nil
+		return writeDeepRollup(ctx, t, day, deepSums, deepAgents)
 	})
 	if err != nil {
 		return false, fmt.Errorf("report rollup %d: %w", day, err)

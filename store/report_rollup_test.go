@@ -73,6 +73,19 @@ func seedRollup(t *testing.T, db *store.DB) map[string]int64 {
 				ids[a], seq, ts+int64(i)*60+35, 300*(h%3+1), 20*(i+1))
 		}
 		exec(`INSERT INTO traffic_minutes (ts, in_bytes, out_bytes, packets) VALUES ($1, $2, $3, 0)`, ts+600, 1000*(h%11+1), 50*h)
+		// The deep collection: 4 processes, names and hosts over the
+		// agents (a key seen by one agent, then two, on other days).
+		for i, a := range []string{"a1", "b1"} {
+			for k := int64(0); k < 4; k++ {
+				key := (h/24 + k + int64(i)) % 5
+				exec(`INSERT INTO agent_proc_minutes (agent_id, ts, process, pid, bytes_in, bytes_out) VALUES ($1, $2, $3, 1, $4, $5)`,
+					ids[a], ts+k*60, fmt.Sprintf("proc-%d", key), 100*(k+1)+h, 7*k)
+				exec(`INSERT INTO agent_dns_minutes (agent_id, ts, domain, process, queries, responses) VALUES ($1, $2, $3, 'app', $4, $5)`,
+					ids[a], ts+k*60, fmt.Sprintf("n%d.example", key), k+1+h%3, k)
+				exec(`INSERT INTO agent_l7_minutes (agent_id, ts, host, kind, process, bytes, hits) VALUES ($1, $2, $3, $4, 'app', $5, $6)`,
+					ids[a], ts+k*60, fmt.Sprintf("h%d.example", key), []string{"tls", "http"}[k%2], 1000*(k+1)+h, k+1)
+			}
+		}
 		for e, exp := range []string{"10.0.0.1", "10.0.0.2"} {
 			for k := int64(0); k < 4; k++ {
 				exec(`INSERT INTO flow_hours (ts, exporter, src, dst, src_port, dst_port, proto, packets, octets, flows, first_seen, last_seen)
@@ -98,6 +111,9 @@ type reportReads struct {
 	FlowTotal     int64
 	Uptime        store.ReportTop
 	SLAUptime     []store.AgentMinutes
+	Processes     store.ReportTop
+	DNS           store.ReportTop
+	Applications  store.ReportTop
 }
 
 func readAll(t *testing.T, db *store.DB, s store.ReportScope) reportReads {
@@ -127,6 +143,12 @@ func readAll(t *testing.T, db *store.DB, s store.ReportScope) reportReads {
 	check(err)
 	r.SLAUptime, err = db.AgentUptime(ctx, store.SLAScope{Site: s.Site}, s.From, s.To)
 	check(err)
+	r.Processes, err = db.ReportProcesses(ctx, s, 3)
+	check(err)
+	r.DNS, err = db.ReportDNS(ctx, s, 3)
+	check(err)
+	r.Applications, err = db.ReportApplications(ctx, s, 3)
+	check(err)
 	return r
 }
 
@@ -148,7 +170,7 @@ func TestReportRollupEqualsLive(t *testing.T) {
 		// The seed must give the comparison something to compare: 4
 		// minutes an hour (3 agents, the capture) less a2's 31 hours
 		// before its enrolment; 8 sources × 5 destinations.
-		if len(live[0].Minutes) != 72*4-31 || live[0].Conversations.Total != 40 || live[0].FlowTotal == 0 {
+		if len(live[0].Minutes) != 72*4-31 || live[0].Conversations.Total != 40 || live[0].FlowTotal == 0 || live[0].Processes.Total != 5 {
 			t.Fatalf("seed: %d minutes, %d conversations, %d octets", len(live[0].Minutes), live[0].Conversations.Total, live[0].FlowTotal)
 		}
 		// Days 0 and 1 closed (day 2 ends at now - grace: still open).

@@ -62,3 +62,32 @@ CREATE TABLE report_agent_rollup (
     minutes  BIGINT NOT NULL,
     PRIMARY KEY (ts, agent_id)
 );
+
+-- report_deep_rollup: the agents' deep collection of a day in scope by
+-- kind: 'proc' processes (k1 process; s1 bytes in, s2 bytes out), 'dns'
+-- (k1 domain; s1 queries, s2 responses), 'l7' applications (k1 host, k2
+-- kind; s1 bytes, s2 hits); the top K keys and a remainder row (k1 '').
+CREATE TABLE report_deep_rollup (
+    ts    BIGINT NOT NULL,
+    scope TEXT   NOT NULL,
+    kind  TEXT   NOT NULL,
+    k1    TEXT   NOT NULL,
+    k2    TEXT   NOT NULL,
+    s1    BIGINT NOT NULL,
+    s2    BIGINT NOT NULL,
+    PRIMARY KEY (scope, kind, ts, k1, k2)
+);
+CREATE INDEX report_deep_rollup_ts ON report_deep_rollup (ts);
+
+-- report_deep_agents: which agents saw a kept key on a day (the
+-- "agents" column, a count of distinct agents over the window, which
+-- per-day counts cannot give).
+CREATE TABLE report_deep_agents (
+    ts       BIGINT NOT NULL,
+    kind     TEXT   NOT NULL,
+    k1       TEXT   NOT NULL,
+    k2       TEXT   NOT NULL,
+    agent_id BIGINT NOT NULL,
+    PRIMARY KEY (kind, k1, k2, ts, agent_id)
+);
+CREATE INDEX report_deep_agents_ts ON report_deep_agents (ts);
