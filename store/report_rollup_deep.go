@@ -49,14 +49,24 @@ func (db *DB) reportDeep(ctx context.Context, what string, k deepKind, s ReportS
 	if err != nil || len(top.Rows) == 0 {
 		return top, err
 	}
-	// The distinct agents of the listed keys.
+	// The distinct agents of the listed keys: k1 IN (...) and k2 IN
+	// (...) lets the index find them (a superset of the pairs, each
+	// counted apart: only the listed pairs are read back).
 	args := []any{s.Site}
-	keys := make([]string, len(top.Rows))
-	for i, r := range top.Rows {
-		args = append(args, r.Keys[0], r.Keys[1])
-		keys[i] = fmt.Sprintf("(k1 = $%d AND k2 = $%d)", len(args)-1, len(args))
+	var k1s, k2s []string
+	seen2 := map[string]bool{}
+	for _, r := range top.Rows {
+		args = append(args, r.Keys[0])
+		k1s = append(k1s, fmt.Sprintf("$%d", len(args)))
 	}
-	in := "(" + strings.Join(keys, " OR ") + ")"
+	for _, r := range top.Rows {
+		if !seen2[r.Keys[1]] {
+			seen2[r.Keys[1]] = true
+			args = append(args, r.Keys[1])
+			k2s = append(k2s, fmt.Sprintf("$%d", len(args)))
+		}
+	}
+	in := "k1 IN (" + strings.Join(k1s, ", ") + ") AND k2 IN (" + strings.Join(k2s, ", ") + ")"
 	site := agentSiteOf(s.Site)
 	if site == "" {
 		site = ` AND CAST($1 AS TEXT) = CAST($1 AS TEXT)`
