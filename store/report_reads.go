@@ -2,7 +2,9 @@ package store
 
 // Reads of the reports' builder (app/reports, spec 4.3 "Report content").
 // Every read is bounded by a [From, To) window and aggregated in SQL
-// (GROUP BY, LIMIT): a 90-day report never loads raw rows into Go. Each
+// (GROUP BY, LIMIT): a 90-day report never loads raw rows into Go. The
+// whole UTC days of the window that are rolled up (report_rollup.go,
+// migration 0023) are read from the rollup tables, the rest live. Each
 // top-N read also returns the number of groups (COUNT(*) OVER () after
 // the GROUP BY), so the report can say "and N more" without a second scan.
 //
@@ -24,15 +26,6 @@ type ReportScope struct {
 	From, To int64
 	// Site keeps one site's rows ("" = every site).
 	Site string
-}
-
-// agentSite is the condition keeping agent_id of the scope's site,
-// numbered arg; "" without a site.
-func (s ReportScope) agentSite(arg int) string {
-	if s.Site == "" {
-		return ""
-	}
-	return fmt.Sprintf(` AND agent_id IN (SELECT id FROM agents WHERE site = $%d)`, arg)
 }
 
 // args are $1 From, $2 To and, with a site, $3 Site.

@@ -25,7 +25,7 @@ var (
 	deepKinds = []deepKind{deepProcs, deepDNS, deepL7}
 )
 
-// agentSiteOf is agentSite on argument 1 ("" without a site).
+// agentSiteOf keeps the agents of site, argument 1 ("" without a site).
 func agentSiteOf(site string) string {
 	if site == "" {
 		return ""
