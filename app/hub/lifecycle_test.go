@@ -104,7 +104,7 @@ func TestHubStopsInReverse(t *testing.T) {
 	// engine (interface rates, firewall states), the alert engine before
 	// the compliance log (time_drift), the live feed after the alert
 	// engine (its events).
-	wantStarted := []string{"retention", "auth", "geo", "capture", "ioc-list", "domain-categories", "queue", "compliance", "flows", "syslog", "fleet", "devices", "notify", "alerts", "topology", "incidents", "live", "http"}
+	wantStarted := []string{"retention", "auth", "geo", "capture", "ioc-list", "domain-categories", "queue", "compliance", "flows", "syslog", "fleet", "devices", "notify", "alerts", "topology", "incidents", "sla", "report_rollup", "reports", "live", "http"}
 	if diff := cmp.Diff(started, wantStarted); diff != "" {
 		t.Errorf("start order (-got, +want):\n%s", diff)
 	}
