@@ -229,6 +229,39 @@ func (db *DB) rollupFlows(ctx context.Context, day int64, scope string, k flowKi
 	return out, nil
 }
 
+// insertRows inserts rows into table's cols, many rows a statement (a
+// day is tens of thousands of rows: one round trip each would take
+// seconds on PostgreSQL); a row present already is left as it is.
+func insertRows(ctx context.Context, tx *sql.Tx, table, cols string, rows [][]any) error {
+	const batch = 500
+	for len(rows) > 0 {
+		n := min(batch, len(rows))
+		var b strings.Builder
+		b.WriteString("INSERT INTO " + table + " (" + cols + ") VALUES ")
+		args := make([]any, 0, n*len(rows[0]))
+		for i, r := range rows[:n] {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(")
+			for j, v := range r {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				args = append(args, v)
+				fmt.Fprintf(&b, "$%d", len(args))
+			}
+			b.WriteString(")")
+		}
+		b.WriteString(" ON CONFLICT DO NOTHING")
+		if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("insert %s: %w", table, err)
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
 // RollupReportDay rolls up the UTC day starting at day (a midnight): it
 // reads the day live, as the reports would, and writes its rows with the
 // report_rollup_days row in one transaction. It returns false when the
@@ -306,36 +339,26 @@ func (db *DB) RollupReportDay(ctx context.Context, day int64, now int64) (bool, 
 			return err // rolled up meanwhile: nothing to write
 		}
 		wrote = true
-		st, err := t.tx.PrepareContext(ctx, `INSERT INTO report_traffic_rollup (scope, ts, rx, tx) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`)
-		if err != nil {
+		tr := make([][]any, len(minutes))
+		for i, r := range minutes {
+			tr[i] = []any{r.scope, r.m.TS, r.m.RxByte, r.m.TxByte}
+		}
+		if err := insertRows(ctx, t.tx, "report_traffic_rollup", "scope, ts, rx, tx", tr); err != nil {
 			return err
 		}
-		defer st.Close()
-		for _, r := range minutes {
-			if _, err := st.ExecContext(ctx, r.scope, r.m.TS, r.m.RxByte, r.m.TxByte); err != nil {
-				return err
-			}
+		fr := make([][]any, len(flows))
+		for i, r := range flows {
+			fr[i] = []any{day, r.scope, r.kind, r.k1, r.k2, r.octets, r.packets, r.flows}
 		}
-		sf, err := t.tx.PrepareContext(ctx, `INSERT INTO report_flow_rollup (ts, scope, kind, k1, k2, octets, packets, flows)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`)
-		if err != nil {
+		if err := insertRows(ctx, t.tx, "report_flow_rollup", "ts, scope, kind, k1, k2, octets, packets, flows", fr); err != nil {
 			return err
 		}
-		defer sf.Close()
-		for _, r := range flows {
-			if _, err := sf.ExecContext(ctx, day, r.scope, r.kind, r.k1, r.k2, r.octets, r.packets, r.flows); err != nil {
-				return err
-			}
+		ar := make([][]any, len(agents))
+		for i, a := range agents {
+			ar[i] = []any{day, a.id, a.n}
 		}
-		sa, err := t.tx.PrepareContext(ctx, `INSERT INTO report_agent_rollup (ts, agent_id, minutes) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`)
-		if err != nil {
+		if err := insertRows(ctx, t.tx, "report_agent_rollup", "ts, agent_id, minutes", ar); err != nil {
 			return err
-		}
-		defer sa.Close()
-		for _, a := range agents {
-			if _, err := sa.ExecContext(ctx, day, a.id, a.n); err != nil {
-				return err
-			}
 		}
 		return writeDeepRollup(ctx, t, day, deepSums, deepAgents)
 	})

@@ -198,25 +198,16 @@ func (db *DB) rollupDeepDay(ctx context.Context, day int64, scopes []string) ([]
 
 // writeDeepRollup inserts a day's deep rollup rows in t.
 func writeDeepRollup(ctx context.Context, t *Tx, day int64, sums []deepRollupRow, agents []deepAgentRow) error {
-	st, err := t.tx.PrepareContext(ctx, `INSERT INTO report_deep_rollup (ts, scope, kind, k1, k2, s1, s2) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`)
-	if err != nil {
+	sr := make([][]any, len(sums))
+	for i, r := range sums {
+		sr[i] = []any{day, r.scope, r.kind, r.k1, r.k2, r.s1, r.s2}
+	}
+	if err := insertRows(ctx, t.tx, "report_deep_rollup", "ts, scope, kind, k1, k2, s1, s2", sr); err != nil {
 		return err
 	}
-	defer st.Close()
-	for _, r := range sums {
-		if _, err := st.ExecContext(ctx, day, r.scope, r.kind, r.k1, r.k2, r.s1, r.s2); err != nil {
-			return err
-		}
+	ar := make([][]any, len(agents))
+	for i, r := range agents {
+		ar[i] = []any{day, r.kind, r.k1, r.k2, r.agent}
 	}
-	sa, err := t.tx.PrepareContext(ctx, `INSERT INTO report_deep_agents (ts, kind, k1, k2, agent_id) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`)
-	if err != nil {
-		return err
-	}
-	defer sa.Close()
-	for _, r := range agents {
-		if _, err := sa.ExecContext(ctx, day, r.kind, r.k1, r.k2, r.agent); err != nil {
-			return err
-		}
-	}
-	return nil
+	return insertRows(ctx, t.tx, "report_deep_agents", "ts, kind, k1, k2, agent_id", ar)
 }
