@@ -122,6 +122,11 @@ type ReportRow struct {
 type ReportTop struct {
 	Rows  []ReportRow
 	Total int
+	// AtLeast is set when a rolled-up day of the window had more keys
+	// than the rollup keeps (store.ReportRollupTopK): Total counts the
+	// keys kept, a lower bound (the rows and sums stay exact as
+	// migration 0023 states).
+	AtLeast bool `json:",omitempty"`
 }
 
 // reportTop runs q, whose columns are nkeys text keys, then sums, then
@@ -201,7 +206,14 @@ func (db *DB) ReportProtocols(ctx context.Context, s ReportScope, limit int) (Re
 	}
 	q := flowTopSQL(s, p, "p", "CAST(k1 AS INTEGER) AS proto", "proto", "", "SUM(octets), SUM(packets), SUM(flows)", "proto", limit)
 	q = strings.Replace(q, "SELECT proto, SUM", "SELECT CAST(proto AS TEXT), SUM", 1)
-	return db.reportTop(ctx, "protocols", 1, 3, q, s.Site)
+	top, err := db.reportTop(ctx, "protocols", 1, 3, q, s.Site)
+	if err != nil {
+		return ReportTop{}, err
+	}
+	if err := db.markCut(ctx, &top, "report_flow_rollup", "p", s.Site, p); err != nil {
+		return ReportTop{}, err
+	}
+	return top, nil
 }
 
 // ReportConversations is the top address pairs: keys src, dst; sums
@@ -212,7 +224,14 @@ func (db *DB) ReportConversations(ctx context.Context, s ReportScope, limit int)
 		return ReportTop{}, err
 	}
 	q := flowTopSQL(s, p, "c", "k1 AS src, k2 AS dst", "src, dst", " AND src <> ''", "SUM(octets), SUM(packets), SUM(flows)", "src, dst", limit)
-	return db.reportTop(ctx, "conversations", 2, 3, q, s.Site)
+	top, err := db.reportTop(ctx, "conversations", 2, 3, q, s.Site)
+	if err != nil {
+		return ReportTop{}, err
+	}
+	if err := db.markCut(ctx, &top, "report_flow_rollup", "c", s.Site, p); err != nil {
+		return ReportTop{}, err
+	}
+	return top, nil
 }
 
 // ReportDestinations is the top destination addresses: keys dst; sums
@@ -224,7 +243,14 @@ func (db *DB) ReportDestinations(ctx context.Context, s ReportScope, limit int) 
 		return ReportTop{}, err
 	}
 	q := flowTopSQL(s, p, "d", "k1 AS dst", "dst", " AND src <> ''", "SUM(octets), SUM(flows)", "dst", limit)
-	return db.reportTop(ctx, "destinations", 1, 2, q, s.Site)
+	top, err := db.reportTop(ctx, "destinations", 1, 2, q, s.Site)
+	if err != nil {
+		return ReportTop{}, err
+	}
+	if err := db.markCut(ctx, &top, "report_flow_rollup", "d", s.Site, p); err != nil {
+		return ReportTop{}, err
+	}
+	return top, nil
 }
 
 // ReportFlowTotal sums the flows' octets in scope (remainder rows

@@ -94,6 +94,21 @@ func (db *DB) planReport(ctx context.Context, from, to int64) (reportPlan, error
 	return p, nil
 }
 
+// markCut sets top.AtLeast when a rolled day of p kept a remainder row
+// of table's kind in scope (keys were cut from it).
+func (db *DB) markCut(ctx context.Context, top *ReportTop, table, kind, scope string, p reportPlan) error {
+	if len(p.rolled) == 0 || len(top.Rows) == 0 {
+		return nil
+	}
+	var n int
+	q := `SELECT COUNT(*) FROM ` + table + ` WHERE scope = $1 AND kind = $2 AND k1 = '' AND ` + rangeCond("ts", p.rolled)
+	if err := db.reader.QueryRowContext(ctx, q, scope, kind).Scan(&n); err != nil {
+		return fmt.Errorf("report rollup remainder: %w", err)
+	}
+	top.AtLeast = n > 0
+	return nil
+}
+
 // rangeCond is col in any of rs, as SQL (the bounds are integers the
 // store computed, inlined).
 func rangeCond(col string, rs [][2]int64) string {

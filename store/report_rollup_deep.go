@@ -49,6 +49,9 @@ func (db *DB) reportDeep(ctx context.Context, what string, k deepKind, s ReportS
 	if err != nil || len(top.Rows) == 0 {
 		return top, err
 	}
+	if err := db.markCut(ctx, &top, "report_deep_rollup", k.kind, s.Site, p); err != nil {
+		return ReportTop{}, err
+	}
 	// The distinct agents of the listed keys: k1 IN (...) and k2 IN
 	// (...) lets the index find them (a superset of the pairs, each
 	// counted apart: only the listed pairs are read back).

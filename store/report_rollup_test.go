@@ -284,13 +284,22 @@ func TestReportRollupRemainder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The top rows are exact; the count of groups is the keys kept
-		// (a lower bound: the remainder's keys are not counted).
+		// The top rows are exact; the count of groups is the keys kept,
+		// flagged as a lower bound (AtLeast).
 		if d := cmp.Diff(liveTop.Rows, got.Rows); d != "" {
 			t.Errorf("top 5 (-live +rolled):\n%s", d)
 		}
-		if liveTop.Total != keys || got.Total != store.ReportRollupTopK {
-			t.Errorf("groups: live %d rolled %d; want %d, %d", liveTop.Total, got.Total, keys, store.ReportRollupTopK)
+		if liveTop.Total != keys || got.Total != store.ReportRollupTopK || liveTop.AtLeast || !got.AtLeast {
+			t.Errorf("groups: live %d (at least: %v) rolled %d (%v); want %d exact, %d at least",
+				liveTop.Total, liveTop.AtLeast, got.Total, got.AtLeast, keys, store.ReportRollupTopK)
+		}
+		// The conversations of the day were cut too; its protocols (one)
+		// were not.
+		if c, err := db.ReportConversations(ctx, s, 5); err != nil || !c.AtLeast {
+			t.Errorf("conversations at least: %v %v", c.AtLeast, err)
+		}
+		if p, err := db.ReportProtocols(ctx, s, 5); err != nil || p.AtLeast || p.Total != 1 {
+			t.Errorf("protocols: %+v %v", p, err)
 		}
 		total, err := db.ReportFlowTotal(ctx, s)
 		if want := int64(keys * (keys + 1) / 2); err != nil || total != want {

@@ -156,3 +156,23 @@ func TestRollupStartStop(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDestinationsCaptionAtLeast: when a rolled-up day kept only its
+// busiest destinations, the caption says the count is a lower bound;
+// otherwise it states it as exact.
+func TestDestinationsCaptionAtLeast(t *testing.T) {
+	for _, c := range []struct {
+		atLeast bool
+		want    string
+	}{
+		{false, "By country (the 2 busiest of 30 000 destination addresses)"},
+		{true, "By country (the 2 busiest of at least 30 000 destination addresses)"},
+	} {
+		f := &reportFacts{destinations: &destFacts{addrs: 2, total: 30000, atLeast: c.atLeast, geo: true,
+			countries: []keyBytes{{"DE", 10}}, asns: []keyBytes{{"AS3320", 10}}}}
+		s := NewBuilder(BuildDeps{}).destinationsSection(f)
+		if len(s.Blocks) == 0 || s.Blocks[0].Table == nil || s.Blocks[0].Table.Caption != c.want {
+			t.Errorf("atLeast %v: blocks %+v, want caption %q", c.atLeast, s.Blocks, c.want)
+		}
+	}
+}
