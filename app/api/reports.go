@@ -5,12 +5,15 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"netmon/app/api/router"
+	"netmon/app/auth"
 	"netmon/app/errs"
 	"netmon/app/reports"
+	"netmon/app/reports/model"
 	"netmon/store"
 )
 
@@ -89,14 +92,24 @@ func (s *Server) report(c *gin.Context, in *reportIn) error {
 	return nil
 }
 
+// reportCSP is the policy of a report's HTML: its own inline styles and
+// data: images, nothing else (no script, no request anywhere), in a
+// sandbox (a unique origin, so it reads no cookie), framed only by the
+// console's own pages (the preview).
+const reportCSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'"
+
 // writeReport sends a rendered report: PDFs (and archive downloads) as an
 // attachment named for type, range and site, HTML inline so a browser
-// shows it.
+// shows it — sandboxed by reportCSP.
 func writeReport(c *gin.Context, filename, contentType, sha, dataSHA string, archiveID int64, body []byte, attach bool) {
 	h := c.Writer.Header()
 	disposition := "inline"
 	if attach {
 		disposition = "attachment"
+	}
+	if strings.HasPrefix(contentType, "text/html") {
+		h.Set("Content-Security-Policy", reportCSP)
+		h.Set("X-Frame-Options", "SAMEORIGIN")
 	}
 	h.Set("Content-Disposition", mime.FormatMediaType(disposition, map[string]string{"filename": filename}))
 	h.Set(headerReportSHA256, sha)
@@ -160,18 +173,36 @@ type archiveListIn struct {
 	Limit int `query:"limit" min:"1" max:"1000" default:"100" doc:"newest reports to return"`
 }
 
-func (s *Server) listReportArchive(c *gin.Context, in *archiveListIn) ([]reports.ArchiveEntry, error) {
-	if s.deps.Reports == nil {
-		return []reports.ArchiveEntry{}, nil
-	}
-	list, err := s.deps.Reports.ListArchive(c, ownSite(c), in.Limit)
-	if list == nil {
-		list = []reports.ArchiveEntry{}
-	}
-	return list, err
+// complianceOnly reports whether the caller reads only compliance
+// reports: the view permission without analyze (spec 4.3: type=compliance
+// needs view, the other types analyze), so a viewer can open the
+// compliance report it generated, and no other.
+func (s *Server) complianceOnly(c *gin.Context) bool {
+	id := callerOf(c)
+	return id == nil || !id.Can(auth.PermAnalyze, s.multiSite())
 }
 
-func (s *Server) downloadReport(c *gin.Context, in *reportIDIn) error {
+func (s *Server) listReportArchive(c *gin.Context, in *archiveListIn) ([]reports.ArchiveEntry, error) {
+	out := []reports.ArchiveEntry{}
+	if s.deps.Reports == nil {
+		return out, nil
+	}
+	list, err := s.deps.Reports.ListArchive(c, ownSite(c), in.Limit)
+	only := s.complianceOnly(c)
+	for _, e := range list {
+		if !only || e.Type == model.TypeCompliance {
+			out = append(out, e)
+		}
+	}
+	return out, err
+}
+
+type archiveDownloadIn struct {
+	ID     int64 `path:"id" min:"1" doc:"id"`
+	Inline bool  `query:"inline" doc:"true: an HTML report is shown in the browser (the console's preview frame) rather than saved"`
+}
+
+func (s *Server) downloadReport(c *gin.Context, in *archiveDownloadIn) error {
 	if s.deps.Reports == nil {
 		return errs.NotFoundf("report not found")
 	}
@@ -179,11 +210,14 @@ func (s *Server) downloadReport(c *gin.Context, in *reportIDIn) error {
 	if err != nil {
 		return err
 	}
+	if s.complianceOnly(c) && e.Type != model.TypeCompliance {
+		return errs.NotFoundf("archived report %d not found", in.ID) // as a missing one
+	}
 	ct := "text/html; charset=utf-8"
 	if e.Format == reports.FormatPDF {
 		ct = "application/pdf"
 	}
-	writeReport(c, e.Filename, ct, e.SHA256, e.DataSHA256, e.ID, body, true)
+	writeReport(c, e.Filename, ct, e.SHA256, e.DataSHA256, e.ID, body, !(in.Inline && e.Format == reports.FormatHTML))
 	return nil
 }
 

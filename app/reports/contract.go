@@ -88,10 +88,10 @@ type TargetStatus struct {
 type SLATarget struct {
 	ID     int64  `json:"id"`
 	Name   string `json:"name"`
-	Metric string `json:"metric" enum:"agent_uptime,device_availability,iface_util_p95,packet_drop"`
+	Metric string `json:"metric" jsonschema:"enum=agent_uptime,enum=device_availability,enum=iface_util_p95,enum=packet_drop"`
 	// Scope is "site" (Site set, or "" for every site), "agent" (AgentID)
 	// or "device" (DeviceID).
-	Scope     string  `json:"scope" enum:"site,agent,device"`
+	Scope     string  `json:"scope" jsonschema:"enum=site,enum=agent,enum=device"`
 	Site      string  `json:"site"`
 	AgentID   int64   `json:"agent_id,omitempty"`
 	DeviceID  int64   `json:"device_id,omitempty"`
@@ -106,9 +106,9 @@ type SLATarget struct {
 type Schedule struct {
 	ID     int64  `json:"id"`
 	Name   string `json:"name"`
-	Type   string `json:"type" enum:"traffic,enterprise,compliance"`
+	Type   string `json:"type" jsonschema:"enum=traffic,enum=enterprise,enum=compliance"`
 	Days   int    `json:"days"`
-	Format string `json:"format" enum:"html,pdf"`
+	Format string `json:"format" jsonschema:"enum=html,enum=pdf"`
 	Site   string `json:"site"`
 	// Recipients get the report by e-mail through the alert e-mail
 	// channel's server (PDF attached, or the HTML attached).
@@ -128,14 +128,14 @@ type Schedule struct {
 
 // ScheduleInput is the body of POST /api/v1/reports/schedules.
 type ScheduleInput struct {
-	Name       string   `json:"name" required:"true" doc:"1-100 characters"`
-	Type       string   `json:"type" enum:"traffic,enterprise,compliance" doc:"default traffic"`
-	Days       int      `json:"days" doc:"1-90; 0 or absent: the type's default (traffic 7, enterprise and compliance 30)"`
-	Format     string   `json:"format" enum:"html,pdf" doc:"default pdf"`
-	Site       string   `json:"site" doc:"narrow to one site; a site-bound caller's own site is forced"`
-	Recipients []string `json:"recipients" doc:"e-mail addresses (at most 50); empty: archived only"`
-	Spec       string   `json:"spec" required:"true" doc:"daily:HH:MM, weekly:<mon..sun>:HH:MM or monthly:<1-28>:HH:MM"`
-	Timezone   string   `json:"timezone" doc:"IANA zone (Europe/Istanbul); default the hub's report zone"`
+	Name       string   `json:"name" jsonschema_description:"1-100 characters"`
+	Type       string   `json:"type" jsonschema:"enum=traffic,enum=enterprise,enum=compliance" jsonschema_description:"default traffic"`
+	Days       int      `json:"days" jsonschema_description:"1-90; 0 or absent: the type’s default (traffic 7, enterprise and compliance 30)"`
+	Format     string   `json:"format" jsonschema:"enum=html,enum=pdf" jsonschema_description:"default pdf"`
+	Site       string   `json:"site" jsonschema_description:"narrow to one site; a site-bound caller’s own site is forced"`
+	Recipients []string `json:"recipients" jsonschema_description:"e-mail addresses (at most 50); empty: archived only"`
+	Spec       string   `json:"spec" jsonschema_description:"daily:HH:MM, weekly:<mon..sun>:HH:MM or monthly:<1-28>:HH:MM"`
+	Timezone   string   `json:"timezone" jsonschema_description:"IANA zone (Europe/Istanbul); default the hub’s report zone"`
 }
 
 // ArchiveEntry is one generated report kept in the archive
@@ -143,8 +143,8 @@ type ScheduleInput struct {
 type ArchiveEntry struct {
 	ID         int64  `json:"id"`
 	ScheduleID int64  `json:"schedule_id,omitempty"` // 0: generated on request
-	Type       string `json:"type" enum:"traffic,enterprise,compliance"`
-	Format     string `json:"format" enum:"html,pdf"`
+	Type       string `json:"type" jsonschema:"enum=traffic,enum=enterprise,enum=compliance"`
+	Format     string `json:"format" jsonschema:"enum=html,enum=pdf"`
 	Site       string `json:"site"`
 	Days       int    `json:"days"`
 	From       int64  `json:"from"`
@@ -161,12 +161,12 @@ type ArchiveEntry struct {
 
 // SLATargetInput is the body of POST /api/v1/sla/targets.
 type SLATargetInput struct {
-	Name        string  `json:"name" required:"true" doc:"1-100 characters"`
-	Metric      string  `json:"metric" required:"true" enum:"agent_uptime,device_availability,iface_util_p95,packet_drop" doc:"agent_uptime and device_availability: at least threshold %; iface_util_p95 and packet_drop: at most threshold %"`
-	Scope       string  `json:"scope" enum:"site,agent,device" doc:"default site"`
-	Site        string  `json:"site" doc:"scope site: the site ('' = every site); a site-bound caller's own site is forced"`
-	AgentID     int64   `json:"agent_id" doc:"scope agent: the agent"`
-	DeviceID    int64   `json:"device_id" doc:"scope device: the device"`
-	Threshold   float64 `json:"threshold" required:"true" doc:"percent, 0-100"`
-	WindowHours int     `json:"window_hours" doc:"1-2160 (90 days); default 24"`
+	Name        string  `json:"name" jsonschema_description:"1-100 characters"`
+	Metric      string  `json:"metric" jsonschema:"enum=agent_uptime,enum=device_availability,enum=iface_util_p95,enum=packet_drop" jsonschema_description:"agent_uptime and device_availability: at least threshold %; iface_util_p95 and packet_drop: at most threshold %"`
+	Scope       string  `json:"scope" jsonschema:"enum=site,enum=agent,enum=device" jsonschema_description:"default site"`
+	Site        string  `json:"site" jsonschema_description:"scope site: the site (’’ = every site); a site-bound caller’s own site is forced"`
+	AgentID     int64   `json:"agent_id" jsonschema_description:"scope agent: the agent"`
+	DeviceID    int64   `json:"device_id" jsonschema_description:"scope device: the device"`
+	Threshold   float64 `json:"threshold" jsonschema_description:"percent, 0-100"`
+	WindowHours int     `json:"window_hours" jsonschema_description:"1-2160 (90 days); default 24"`
 }

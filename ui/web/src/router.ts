@@ -36,6 +36,7 @@ export const routes: RouteRecordRaw[] = [
   { path: '/incidents', name: 'incidents', component: () => import('./views/IncidentsView.vue'), meta: { title: 'Incidents', perm: 'view' } },
   { path: '/silences', name: 'silences', component: () => import('./views/SilencesView.vue'), meta: { title: 'Silences', perm: 'view' } },
   { path: '/syslog', name: 'syslog', component: () => import('./views/SyslogView.vue'), meta: { title: 'Syslog', perm: 'view' } },
+  { path: '/reports', name: 'reports', component: () => import('./views/ReportsView.vue'), meta: { title: 'Reports', perm: 'view' } },
   { path: '/compliance', name: 'compliance', component: () => import('./views/ComplianceView.vue'), meta: { title: 'Compliance', perm: 'view' } },
   { path: '/admin', redirect: '/admin/users' },
   { path: '/admin/users', name: 'users', component: () => import('./views/admin/UsersView.vue'), meta: { title: 'Users', perm: 'admin' } },

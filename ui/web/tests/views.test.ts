@@ -161,6 +161,8 @@ test('agent detail: details, interface rates, history in bytes/s charted as bits
   const w = mount({ template: '<RouterView />' }, { global: { plugins: [r], stubs: { TimeChart: ChartStub } } })
   await flushPromises()
   expect(calls.some((c) => c.url === '/api/v1/agents/7/history?minutes=60')).toBe(true)
+  // the Report button opens the Reports page with the agent's site picked
+  expect(w.find('[data-testid="agent-report-link"]').attributes('href')).toBe('/reports?site=hq')
   const info = w.find('[data-testid="agent-details"]').text()
   expect(info).toContain('linux/amd64')
   expect(info).toContain('pcap on eth0')

@@ -102,6 +102,32 @@ export async function api<T>(path: string, opts: RequestOptions = {}): Promise<T
   return body as T
 }
 
+/** A body the console does not parse (a rendered report) with its headers. */
+export interface RawResponse {
+  blob: Blob
+  headers: Headers
+}
+
+/**
+ * GET of a non-JSON answer (HTML or PDF report) with the session cookie,
+ * like api(): a refusal is an ApiError with the hub's JSON message.
+ */
+export async function getRaw(path: string, query?: Query, signal?: AbortSignal): Promise<RawResponse> {
+  const res = await fetch(buildUrl(path, query), { method: 'GET', credentials: 'same-origin', signal })
+  if (!res.ok) {
+    const text = await res.text()
+    let body: unknown = text
+    try {
+      body = text ? JSON.parse(text) : null
+    } catch {
+      /* not JSON: the text itself */
+    }
+    if (res.status === 401 && onUnauthorized) onUnauthorized(path)
+    throw new ApiError(res.status, messageFor(res.status, body), parseRetryAfter(res.headers.get('Retry-After')), body)
+  }
+  return { blob: await res.blob(), headers: res.headers }
+}
+
 export const get = <T>(path: string, query?: Query, signal?: AbortSignal) => api<T>(path, { query, signal })
 export const post = <T>(path: string, body?: unknown) => api<T>(path, { method: 'POST', body })
 export const put = <T>(path: string, body?: unknown) => api<T>(path, { method: 'PUT', body })

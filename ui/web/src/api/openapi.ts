@@ -387,6 +387,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A report rendered now: traffic, enterprise or compliance, as HTML or PDF
+         * @description Rendered in the hub (no browser): the HTML is one self-contained page (inline CSS and SVG charts, nothing loaded from elsewhere, prints on A4); the PDF is an attachment named netmon-<type>-<site|all>-<from>-<to>.pdf. traffic and enterprise need the analyze permission, compliance only view. Every generated report is kept in the archive (/api/v1/reports/archive) and, with -compliance, its SHA-256 is appended to the compliance log; the response carries X-Netmon-Report-Sha256 (of the body), X-Netmon-Report-Data-Sha256 (of the report's data, printed in its footer) and X-Netmon-Report-Archive-Id. A source with no data prints an empty-data note, never an error. days outside 1-90, an unknown type or format: 400 naming the parameter. A site-bound caller reads its own site (403 for another).
+         */
+        get: operations["getReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/status": {
         parameters: {
             query?: never;
@@ -1598,6 +1618,140 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/reports/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Generated reports, newest first, with their SHA-256
+         * @description sha256 is the hash of the file as sent and stored: `sha256sum <file>` must print it; data_sha256 is printed in the report's footer. Kept -report-retention-days (and at most the configured count). A caller without the analyze permission (a viewer) sees the compliance reports only, as it may generate only those; a site-bound caller its own site's.
+         */
+        get: operations["listReportArchive"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reports/archive/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an archived report (attachment), byte for byte what was generated
+         * @description inline=true shows an HTML report in the browser (the console's preview frame). Report HTML is served with its own Content-Security-Policy: sandbox, its inline styles and data: images only, framed only by the hub's own pages. Without the analyze permission only compliance reports are found; another site's report, or another type for a viewer, answers 404 like a missing one.
+         */
+        get: operations["downloadReport"];
+        put?: never;
+        post?: never;
+        /** Delete an archived report (audited: report.archive.delete) */
+        delete: operations["deleteArchivedReport"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reports/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Scheduled report jobs, with their last and next run (a site-bound caller: its site's) */
+        get: operations["listReportSchedules"];
+        put?: never;
+        /**
+         * Schedule a report mailed to recipients (audited: report.schedule.create)
+         * @description spec is daily:HH:MM, weekly:<mon..sun>:HH:MM or monthly:<1-28>:HH:MM in timezone (an IANA zone; default the hub's report zone). Each slot runs once, on one hub, even across restarts; after downtime the most recent missed slot runs once. The report is archived and mailed through the alert e-mail channel's server with the PDF (or HTML) attached. A parameter that does not parse (spec, timezone, type, format, days, a recipient that is not an address): 400 naming it, nothing stored.
+         */
+        post: operations["createReportSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reports/schedules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a schedule (audited: report.schedule.delete); its archived reports stay */
+        delete: operations["deleteReportSchedule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reports/schedules/{id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run a schedule now: generate, archive and mail (audited: report.schedule.run) */
+        post: operations["runReportSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sla/targets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SLA targets with their current measurement
+         * @description Each target is measured over its window ending now: agent_uptime and device_availability must be at least the threshold, iface_util_p95 and packet_drop at most it. A violated target raises sla_breach through the alert engine (cooldown, routing, channels, incidents). no_data: nothing measured, never a breach.
+         */
+        get: operations["listSLATargets"];
+        put?: never;
+        /** Add an SLA target (audited: sla.target.create) */
+        post: operations["createSLATarget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sla/targets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete an SLA target (audited: sla.target.delete) */
+        delete: operations["deleteSLATarget"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/syslog": {
         parameters: {
             query?: never;
@@ -2004,7 +2158,7 @@ export interface components {
          * @description the rule that raised an alert event (spec 6.3)
          * @enum {string}
          */
-        AlertKind: "bw" | "port" | "proc" | "target" | "anomaly" | "ioc" | "iface_util" | "vpn_down" | "sdwan_sla_breach" | "high_sessions" | "time_drift";
+        AlertKind: "bw" | "port" | "proc" | "target" | "anomaly" | "ioc" | "iface_util" | "vpn_down" | "sdwan_sla_breach" | "high_sessions" | "sla_breach" | "time_drift";
         AlertNote: {
             id: number;
             event_id: number;
@@ -2942,6 +3096,68 @@ export interface components {
             packets: number;
             bytes: number;
         };
+        ReportArchiveEntry: {
+            id: number;
+            schedule_id?: number;
+            /** @enum {string} */
+            type: "traffic" | "enterprise" | "compliance";
+            /** @enum {string} */
+            format: "html" | "pdf";
+            site: string;
+            days: number;
+            from: number;
+            to: number;
+            filename: string;
+            size: number;
+            sha256: string;
+            data_sha256: string;
+            delivery?: string;
+            generated_at: number;
+            generated_by: string;
+        };
+        ReportSchedule: {
+            id: number;
+            name: string;
+            /** @enum {string} */
+            type: "traffic" | "enterprise" | "compliance";
+            days: number;
+            /** @enum {string} */
+            format: "html" | "pdf";
+            site: string;
+            recipients: string[];
+            spec: string;
+            timezone: string;
+            enabled: boolean;
+            last_slot: number;
+            last_status: string;
+            next_run: number;
+            created_at: number;
+            created_by: string;
+        };
+        ReportScheduleCreate: {
+            /** @description 1-100 characters */
+            name: string;
+            /**
+             * @description default traffic
+             * @enum {string}
+             */
+            type: "traffic" | "enterprise" | "compliance";
+            /** @description 1-90; 0 or absent: the type’s default (traffic 7, enterprise and compliance 30) */
+            days: number;
+            /**
+             * @description default pdf
+             * @enum {string}
+             */
+            format: "html" | "pdf";
+            /** @description narrow to one site; a site-bound caller’s own site is forced */
+            site: string;
+            /** @description e-mail addresses (at most 50); empty: archived only */
+            recipients: string[];
+            /** @description daily:HH:MM, weekly:<mon..sun>:HH:MM or monthly:<1-28>:HH:MM */
+            spec: string;
+            /** @description IANA zone (Europe/Istanbul); default the hub’s report zone */
+            timezone: string;
+        };
         ReviewCreate: {
             kind: string;
             period: string;
@@ -2977,6 +3193,52 @@ export interface components {
             insecure: boolean;
             /** @enum {string} */
             framing: "" | "octet" | "newline";
+        };
+        SLATarget: {
+            id: number;
+            name: string;
+            /** @enum {string} */
+            metric: "agent_uptime" | "device_availability" | "iface_util_p95" | "packet_drop";
+            /** @enum {string} */
+            scope: "site" | "agent" | "device";
+            site: string;
+            agent_id?: number;
+            device_id?: number;
+            threshold: number;
+            window_hours: number;
+            created_at: number;
+            created_by: string;
+        };
+        SLATargetCreate: {
+            /** @description 1-100 characters */
+            name: string;
+            /**
+             * @description agent_uptime and device_availability: at least threshold %; iface_util_p95 and packet_drop: at most threshold %
+             * @enum {string}
+             */
+            metric: "agent_uptime" | "device_availability" | "iface_util_p95" | "packet_drop";
+            /**
+             * @description default site
+             * @enum {string}
+             */
+            scope: "site" | "agent" | "device";
+            /** @description scope site: the site (’’ = every site); a site-bound caller’s own site is forced */
+            site: string;
+            /** @description scope agent: the agent */
+            agent_id: number;
+            /** @description scope device: the device */
+            device_id: number;
+            /** @description percent, 0-100 */
+            threshold: number;
+            /** @description 1-2160 (90 days); default 24 */
+            window_hours: number;
+        };
+        SLATargetStatus: {
+            target: components["schemas"]["SLATarget"];
+            measured: number;
+            met: boolean;
+            no_data: boolean;
+            evaluated_at: number;
         };
         SecondBucket: {
             ts: number;
@@ -4017,6 +4279,71 @@ export interface operations {
             };
             /** @description not recording */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getReport: {
+        parameters: {
+            query?: {
+                /** @description report type; compliance needs only the view permission */
+                type?: "traffic" | "enterprise" | "compliance";
+                /** @description range in whole days ending now (default: traffic 7, enterprise 30, compliance 30) */
+                days?: number;
+                /** @description html: one self-contained page; pdf: an attachment */
+                format?: "html" | "pdf";
+                /** @description narrow to one site (the enterprise site breakdown); a site-bound caller gets its own site whatever it asks, and 403 for another */
+                site?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description format=pdf: the report, Content-Disposition: attachment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission analyze */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description reports are not available on this hub */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7937,6 +8264,568 @@ export interface operations {
             };
         };
     };
+    listReportArchive: {
+        parameters: {
+            query?: {
+                /** @description newest reports to return */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportArchiveEntry"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission view */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    downloadReport: {
+        parameters: {
+            query?: {
+                /** @description true: an HTML report is shown in the browser (the console's preview frame) rather than saved */
+                inline?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the archived HTML */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission view */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such report (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteArchivedReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OKResult"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission analyze */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such report (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listReportSchedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportSchedule"][];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission analyze */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createReportSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReportScheduleCreate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportSchedule"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission analyze */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteReportSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OKResult"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission analyze */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such schedule (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    runReportSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportArchiveEntry"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission analyze */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such schedule (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listSLATargets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SLATargetStatus"][];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission view */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createSLATarget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SLATargetCreate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SLATarget"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission analyze */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteSLATarget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OKResult"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission analyze */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such target (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     listSyslog: {
         parameters: {
             query?: {
@@ -8634,7 +9523,7 @@ export interface operations {
 }
 
 /** the rule that raised an alert event (spec 6.3) (enumeration AlertKind of the document). */
-export const AlertKindValues = ["bw","port","proc","target","anomaly","ioc","iface_util","vpn_down","sdwan_sla_breach","high_sessions","time_drift"] as const satisfies readonly components['schemas']['AlertKind'][]
+export const AlertKindValues = ["bw","port","proc","target","anomaly","ioc","iface_util","vpn_down","sdwan_sla_breach","high_sessions","sla_breach","time_drift"] as const satisfies readonly components['schemas']['AlertKind'][]
 
 /** the state of an alert event (enumeration AlertState of the document). */
 export const AlertStateValues = ["firing","ack","resolved"] as const satisfies readonly components['schemas']['AlertState'][]

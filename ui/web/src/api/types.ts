@@ -5,7 +5,7 @@
 // or drops fails vue-tsc here instead of rendering "undefined". Only what the
 // document cannot describe is written by hand below: the /ws messages and
 // the closed sets the spec names.
-import type { components } from './openapi'
+import type { components, operations } from './openapi'
 
 type S = components['schemas']
 
@@ -127,6 +127,20 @@ export type ProcessDetail = S['ProcessDetail']
 export type ProcessDestination = S['ProcessDestination']
 export type ProcessName = S['ProcessName']
 export type UnattributedReason = S['UnattributedTraffic']
+
+// Reports, schedules, archive and SLA targets (issue 31).
+type ReportQuery = NonNullable<operations['getReport']['parameters']['query']>
+/** GET /api/report type: traffic, enterprise or compliance. */
+export type ReportType = NonNullable<ReportQuery['type']>
+/** GET /api/report format: html or pdf. */
+export type ReportFormat = NonNullable<ReportQuery['format']>
+export type ReportSchedule = S['ReportSchedule']
+export type ReportScheduleCreate = S['ReportScheduleCreate']
+export type ReportArchiveEntry = S['ReportArchiveEntry']
+export type SLATarget = S['SLATarget']
+export type SLATargetCreate = S['SLATargetCreate']
+/** GET /api/v1/sla/targets item: the target and its current measurement. */
+export type SLATargetStatus = S['SLATargetStatus']
 
 // Closed sets the hub declares once (app/api enums.go): the generated
 // unions, and value lists for selects and query checks.
