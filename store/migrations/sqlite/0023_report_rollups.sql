@@ -9,11 +9,14 @@
 -- Exactness rule: a rolled day holds what the live reads would return for
 -- it at rollup time. Totals (traffic, per-minute traffic and hence its
 -- percentiles, protocol, flow and per-agent minute counts) are exact.
--- The flow top lists keep, per (day, scope, kind), the K busiest keys
--- (by octets; K = store.ReportRollupTopK) and one remainder row (k1 = '')
--- summing the rest: a top-N over several days is exact whenever each of
--- its keys is in the top K of every day it occurs in, and its "and N
--- more" count is then a lower bound. A day is rolled once: rows arriving
+-- The top lists (flows: conversations, destinations, protocols; the
+-- deep collection: processes, DNS names, applications) keep, per (day,
+-- scope, kind), the K busiest keys (K = store.ReportRollupTopK) and one
+-- remainder row (k1 = '') summing the rest: their totals stay exact; a
+-- top-N over several days is exact whenever each of its keys is in the
+-- top K of every day it occurs in; the count of keys ("and N more") is
+-- exact when no day of the window had more than K keys, else a lower
+-- bound (store.ReportTop.AtLeast is then set). A day is rolled once: rows arriving
 -- later for it (late flows), or an agent or device moved to another site
 -- afterwards, are not reflected in it.
 --
