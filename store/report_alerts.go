@@ -77,15 +77,23 @@ func (db *DB) ReportOpenIncidents(ctx context.Context, s ReportScope, limit int)
 // later) they reported a sample in, lowest first: keys name; sums uptime
 // in thousandths of a percent (99 500 = 99.5 %), minutes reported.
 func (db *DB) ReportAgentUptime(ctx context.Context, s ReportScope, limit int) (ReportTop, error) {
+	p, err := db.planReport(ctx, s.From, s.To)
+	if err != nil {
+		return ReportTop{}, err
+	}
 	site := ""
 	if s.Site != "" {
 		site = ` AND a.site = $3`
 	}
+	// The minutes reported: the rolled days' per-agent counts and the
+	// live ranges' distinct minutes (a minute lies in one day).
 	q := `SELECT a.name, u.pm, u.n, COUNT(*) OVER () FROM (
 			SELECT a.id, COALESCE(x.n, 0) AS n,
 				CAST(COALESCE(x.n, 0) * 6000000 / ($2 - CASE WHEN a.enrolled_at > $1 THEN a.enrolled_at ELSE $1 END) AS BIGINT) AS pm
-			FROM agents a LEFT JOIN (SELECT agent_id, COUNT(DISTINCT ts - ts % 60) AS n FROM agent_samples
-				WHERE ts >= $1 AND ts < $2 GROUP BY agent_id) x ON x.agent_id = a.id
+			FROM agents a LEFT JOIN (SELECT agent_id, SUM(n) AS n FROM (
+				SELECT agent_id, minutes AS n FROM report_agent_rollup WHERE ` + rangeCond("ts", p.rolled) + `
+				UNION ALL SELECT agent_id, COUNT(DISTINCT ts - ts % 60) FROM agent_samples
+				WHERE ` + rangeCond("ts", p.live) + ` GROUP BY agent_id) y GROUP BY agent_id) x ON x.agent_id = a.id
 			WHERE a.enrolled_at < $2` + site + `) u JOIN agents a ON a.id = u.id
 		ORDER BY u.pm, a.name LIMIT ` + fmt.Sprint(limit)
 	return db.reportTop(ctx, "agent uptime", 1, 2, q, s.args()...)

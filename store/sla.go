@@ -165,11 +165,27 @@ type AgentMinutes struct {
 // at or after to is left out. By agent id.
 func (db *DB) AgentUptime(ctx context.Context, scope SLAScope, from, to int64) ([]AgentMinutes, error) {
 	from, to = from-from%60, to-to%60
+	p, err := db.planReport(ctx, from, to)
+	if err != nil {
+		return nil, err
+	}
 	args := []any{from, to}
 	cond, args := scope.where("a", scope.AgentID, args)
-	q := `SELECT a.id, a.enrolled_at, COUNT(DISTINCT s.ts - s.ts % 60) FROM agents a
-		LEFT JOIN agent_samples s ON s.agent_id = a.id AND s.ts >= $1 AND s.ts < $2 AND s.ts >= a.enrolled_at - a.enrolled_at % 60
-		WHERE a.enrolled_at < $2` + cond + ` GROUP BY a.id, a.enrolled_at ORDER BY a.id`
+	// The minutes reported from the enrolment's minute E on: the live
+	// ranges' distinct minutes, the rolled days' counts of the days
+	// starting at or after E and, for a rolled day E falls inside, its
+	// minutes from E on, live (report rollups, migration 0023).
+	const e = `(a.enrolled_at - a.enrolled_at % 60)`
+	q := `SELECT a.id, a.enrolled_at, COALESCE(x.n, 0) FROM agents a LEFT JOIN (SELECT id, SUM(n) AS n FROM (
+			SELECT a.id, COUNT(DISTINCT s.ts - s.ts % 60) AS n FROM agents a JOIN agent_samples s ON s.agent_id = a.id
+				WHERE ` + rangeCond("s.ts", p.live) + ` AND s.ts >= ` + e + ` GROUP BY a.id
+			UNION ALL SELECT a.id, SUM(r.minutes) FROM agents a JOIN report_agent_rollup r ON r.agent_id = a.id
+				WHERE ` + rangeCond("r.ts", p.rolled) + ` AND r.ts >= ` + e + ` GROUP BY a.id
+			UNION ALL SELECT a.id, COUNT(DISTINCT s.ts - s.ts % 60) FROM agents a JOIN agent_samples s ON s.agent_id = a.id
+				AND s.ts >= ` + e + ` AND s.ts < ` + e + ` - ` + e + ` % 86400 + 86400
+				WHERE ` + rangeCond(e+` - `+e+` % 86400`, p.rolled) + ` AND ` + e + ` % 86400 <> 0 GROUP BY a.id
+		) y GROUP BY id) x ON x.id = a.id
+		WHERE a.enrolled_at < $2 AND CAST($1 AS BIGINT) = CAST($1 AS BIGINT)` + cond + ` ORDER BY a.id`
 	rows, err := db.reader.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("agent uptime: %w", err)

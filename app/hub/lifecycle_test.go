@@ -104,8 +104,9 @@ func TestHubStopsInReverse(t *testing.T) {
 	// engine (interface rates, firewall states), the alert engine before
 	// the compliance log (time_drift), the live feed after the alert
 	// engine (its events); the SLA targets (they raise through the alert
-	// engine) and the reports (they mail through the notifier) after both.
-	wantStarted := []string{"retention", "auth", "geo", "capture", "ioc-list", "domain-categories", "queue", "compliance", "flows", "syslog", "fleet", "devices", "notify", "alerts", "topology", "incidents", "sla", "reports", "live", "http"}
+	// engine) and the reports (they mail through the notifier) after both,
+	// the reports' rollup job just before the reports.
+	wantStarted := []string{"retention", "auth", "geo", "capture", "ioc-list", "domain-categories", "queue", "compliance", "flows", "syslog", "fleet", "devices", "notify", "alerts", "topology", "incidents", "sla", "report_rollup", "reports", "live", "http"}
 	if diff := cmp.Diff(started, wantStarted); diff != "" {
 		t.Errorf("start order (-got, +want):\n%s", diff)
 	}

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"netmon/alerting/rules"
@@ -20,7 +21,7 @@ import (
 // alert e-mail channel and, with -compliance, hashed into the compliance
 // log. After the alert engine, the notifier and the compliance log.
 func (h *Hub) buildReports() error {
-	for _, table := range store.SLATables {
+	for _, table := range slices.Concat(store.SLATables, store.ReportRollupTables) {
 		if err := h.retention.Register(table, "ts"); err != nil {
 			return fmt.Errorf("register retention: %w", err)
 		}
@@ -35,6 +36,9 @@ func (h *Hub) buildReports() error {
 		Registerer: h.reg,
 	})
 	h.parts.add("sla", h.sla.Start, noCtx(h.sla.Stop))
+	// Closed days pre-aggregated for the reports (issue 31's figure).
+	rollup := reports.NewRollup(h.log.With("component", "report_rollup"), reports.RollupConfig{}, h.db, nil, h.reg)
+	h.parts.add("report_rollup", rollup.Start, noCtx(rollup.Stop))
 	h.reports = reports.New(h.log.With("component", "reports"), h.cfg.Reports, reports.Deps{
 		DB:         h.db,
 		Builder:    h.reportBuilder(),

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,7 +56,12 @@ func benchDB(b *testing.B) *store.DB {
 	sampleMin := benchEnv("NETMON_BENCH_SAMPLE_MIN", 60)
 	deepHours := benchEnv("NETMON_BENCH_DEEP_HOURS", 24)
 	flows := benchEnv("NETMON_BENCH_FLOWS", 1_000_000)
-	path := filepath.Join(os.TempDir(), fmt.Sprintf("netmon-report-bench-v1-s%d-d%d-f%d.db", sampleMin, deepHours, flows))
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("netmon-report-bench-v2-s%d-d%d-f%d.db", sampleMin, deepHours, flows))
+	if benchEnv("NETMON_BENCH_ROLLUP", 1) != 1 {
+		// The live reads only (the figures before the rollups): a copy
+		// of the database without rollup rows.
+		path = strings.TrimSuffix(path, ".db") + "-norollup.db"
+	}
 	_, statErr := os.Stat(path)
 	ctx := context.Background()
 	db, err := store.Open(ctx, storetest.Logger(b), store.Config{DSN: path, MaxConns: 4})
@@ -63,16 +69,35 @@ func benchDB(b *testing.B) *store.DB {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = db.Close() })
-	if statErr == nil {
-		return db
+	if statErr != nil {
+		start := time.Now()
+		if err := benchSeed(ctx, db, sampleMin, deepHours, flows); err != nil {
+			_ = os.Remove(path)
+			b.Fatal(err)
+		}
+		b.Logf("seeded %s in %v", path, time.Since(start).Round(time.Second))
+	}
+	benchRollup(b, db)
+	return db
+}
+
+// benchRollup rolls up every closed day of the seeded range, as the
+// rollup job does, untimed (NETMON_BENCH_ROLLUP=2 skips it: the live
+// reads' figures); a day rolled up already is not rolled again.
+func benchRollup(b *testing.B, db *store.DB) {
+	b.Helper()
+	if benchEnv("NETMON_BENCH_ROLLUP", 1) != 1 {
+		return
 	}
 	start := time.Now()
-	if err := benchSeed(ctx, db, sampleMin, deepHours, flows); err != nil {
-		_ = os.Remove(path)
+	r := NewRollup(nil, RollupConfig{MaxDays: 200}, db, func() time.Time { return benchNow }, nil)
+	n, err := r.RunOnce(context.Background())
+	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("seeded %s in %v", path, time.Since(start).Round(time.Second))
-	return db
+	if n > 0 {
+		b.Logf("rolled up %d days in %v", n, time.Since(start).Round(time.Second))
+	}
 }
 
 // bulk runs rows inserts of q in one transaction.
@@ -284,6 +309,7 @@ func benchPG(b *testing.B) *store.DB {
 		}
 	}
 	b.Logf("seeded PostgreSQL in %v", time.Since(t0).Round(time.Second))
+	benchRollup(b, db)
 	return db
 }
 

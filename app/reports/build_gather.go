@@ -82,8 +82,10 @@ type keyBytes struct {
 
 // destFacts is the busiest destinations by country and by ASN.
 type destFacts struct {
-	// addrs is how many addresses were mapped, of total.
+	// addrs is how many addresses were mapped, of total (at least total
+	// when atLeast: a rolled-up day kept only its busiest, store.ReportTop).
 	addrs, total int
+	atLeast      bool
 	countries    []keyBytes
 	asns         []keyBytes
 	geo          bool
@@ -246,7 +248,7 @@ func (b *Builder) destinationsOf(ctx context.Context, p reportPeriod) (*destFact
 	if err != nil {
 		return nil, err
 	}
-	d := &destFacts{addrs: len(t.Rows), total: t.Total, geo: b.deps.Geo != nil}
+	d := &destFacts{addrs: len(t.Rows), total: t.Total, atLeast: t.AtLeast, geo: b.deps.Geo != nil}
 	if !d.geo {
 		return d, nil
 	}

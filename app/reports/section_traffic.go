@@ -54,7 +54,11 @@ func (b *Builder) destinationsSection(f *reportFacts) model.Section {
 	}
 	caption := "By country"
 	if d.total > d.addrs {
-		caption += fmt.Sprintf(" (the %s busiest of %s destination addresses)", fmtCount(int64(d.addrs)), fmtCount(int64(d.total)))
+		of := ""
+		if d.atLeast {
+			of = "at least "
+		}
+		caption += fmt.Sprintf(" (the %s busiest of %s%s destination addresses)", fmtCount(int64(d.addrs)), of, fmtCount(int64(d.total)))
 	}
 	return model.Section{ID: id, Title: title, Blocks: []model.Block{
 		{Table: keyTable(caption, "Country", d.countries)},
