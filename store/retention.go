@@ -60,6 +60,9 @@ type retentionTable struct {
 	// dayCutoff purges up to the start of the cutoff's day, so that
 	// flow_hour_state keeps the hours of the days kept whole.
 	dayCutoff bool
+	// keep is the table's own minimum age before rows go (0: the
+	// retention's).
+	keep time.Duration
 }
 
 // Retention deletes expired rows from the raw time-series tables that other
@@ -109,6 +112,14 @@ func NewRetention(log *slog.Logger, cfg RetentionConfig, db *DB, reg prometheus.
 // ^[a-z_][a-z0-9_]*$; a table may be registered once, and only before
 // Start. On SQLite the table must have a rowid (no WITHOUT ROWID).
 func (r *Retention) Register(table, tsColumn string) error {
+	return r.RegisterKeeping(table, tsColumn, 0)
+}
+
+// RegisterKeeping is Register for a table whose rows are kept at least
+// keep, however short the retention is: the report rollups, a day's sums
+// that a 90-day report (and its previous 90 days) reads long after the
+// raw rows are gone. 0 is the retention itself.
+func (r *Retention) RegisterKeeping(table, tsColumn string, keep time.Duration) error {
 	for _, id := range []string{table, tsColumn} {
 		if !identifier.MatchString(id) || len(id) > 63 {
 			return fmt.Errorf("register retention table %q: invalid identifier %q", table, id)
@@ -139,7 +150,7 @@ func (r *Retention) Register(table, tsColumn string) error {
 	}
 	query := fmt.Sprintf(`DELETE FROM "%[1]s" WHERE %[3]s IN (SELECT %[3]s FROM "%[1]s" WHERE "%[2]s" < $1 LIMIT %[4]d)`,
 		target, tsColumn, rowAddr, retentionBatch)
-	r.tables = append(r.tables, retentionTable{name: table, query: query, byDay: byDay, dayCutoff: table == "flow_hour_state"})
+	r.tables = append(r.tables, retentionTable{name: table, query: query, byDay: byDay, dayCutoff: table == "flow_hour_state", keep: keep})
 	// Export the series at zero from the start.
 	r.metrics.deletedRows.WithLabelValues(table)
 	r.metrics.errors.WithLabelValues(table)
@@ -249,6 +260,9 @@ func (r *Retention) RunOnce(ctx context.Context) (map[string]int64, error) {
 			}
 		}
 		tcut := cutoff
+		if t.keep > 0 {
+			tcut = min(tcut, start.Add(-t.keep).Unix())
+		}
 		if t.dayCutoff {
 			tcut -= tcut % 86400
 		}

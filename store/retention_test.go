@@ -145,6 +145,33 @@ func TestRetentionRunOnce(t *testing.T) {
 	})
 }
 
+// TestRetentionRegisterKeeping: a table registered with its own keep (the
+// report rollups) loses only rows older than that, whatever the
+// retention; the others follow the retention.
+func TestRetentionRegisterKeeping(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		createSeries(t, db, "rollup", "ts", append(timestamps(4, 200*24*time.Hour), timestamps(6, 30*24*time.Hour)...))
+		createSeries(t, db, "samples", "ts", append(timestamps(4, 200*24*time.Hour), timestamps(6, 30*24*time.Hour)...))
+		r := store.NewRetention(storetest.Logger(t), store.RetentionConfig{Hours: 168, Interval: time.Hour}, db, prometheus.NewRegistry())
+		if err := r.RegisterKeeping("rollup", "ts", 190*24*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Register("samples", "ts"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.RunOnce(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(got, map[string]int64{"rollup": 4, "samples": 10}); diff != "" {
+			t.Errorf("deleted (-got, +want):\n%s", diff)
+		}
+		if n := countRows(t, db, "rollup"); n != 6 {
+			t.Errorf("%d rollup rows left, want the 6 of 30 days ago", n)
+		}
+	})
+}
+
 func TestRetentionTableFailureIsolated(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		createSeries(t, db, "samples", "ts", timestamps(7, 400*time.Hour))

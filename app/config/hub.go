@@ -128,6 +128,9 @@ type HubConfig struct {
 	// Reports is the reports service: schedules, archive, the report
 	// zone (-report-timezone, -report-retention-days; YAML block reports).
 	Reports reports.Config
+	// ReportRollup is the daily pre-aggregation reports read (YAML block
+	// report_rollup).
+	ReportRollup reports.RollupConfig
 	// SLA is the SLA targets' evaluation (YAML block sla); its
 	// RetentionHours follows -retention-hours.
 	SLA reports.SLAConfig
@@ -193,6 +196,7 @@ func DefaultHubConfig() HubConfig {
 		Compliance:     compliance.DefaultConfig(),
 		Reports:        reports.DefaultConfig(),
 		SLA:            reports.DefaultSLAConfig(),
+		ReportRollup:   reports.DefaultRollupConfig(),
 		Devices:        devices.DefaultConfig(),
 		Threat:         threat.DefaultConfig(),
 	}

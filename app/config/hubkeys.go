@@ -55,6 +55,7 @@ var hubBlocks = []block[HubConfig]{
 	{name: "threat", field: "Threat", ptr: func(c *HubConfig) any { return &c.Threat }},
 	{name: "reports", field: "Reports", ptr: func(c *HubConfig) any { return &c.Reports }},
 	{name: "sla", field: "SLA", ptr: func(c *HubConfig) any { return &c.SLA }},
+	{name: "report_rollup", field: "ReportRollup", ptr: func(c *HubConfig) any { return &c.ReportRollup }},
 }
 
 // hubFlatBindings binds the spec's flags and the useful few top-level

@@ -3,7 +3,6 @@ package hub
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"netmon/alerting/rules"
@@ -21,8 +20,16 @@ import (
 // alert e-mail channel and, with -compliance, hashed into the compliance
 // log. After the alert engine, the notifier and the compliance log.
 func (h *Hub) buildReports() error {
-	for _, table := range slices.Concat(store.SLATables, store.ReportRollupTables) {
+	for _, table := range store.SLATables {
 		if err := h.retention.Register(table, "ts"); err != nil {
+			return fmt.Errorf("register retention: %w", err)
+		}
+	}
+	// The rollups outlive the raw rows: a 90-day report reads them (and
+	// the 90 days before) long after -retention-hours purged the minutes.
+	keep := time.Duration(h.cfg.ReportRollup.KeepDays) * 24 * time.Hour
+	for _, table := range store.ReportRollupTables {
+		if err := h.retention.RegisterKeeping(table, "ts", keep); err != nil {
 			return fmt.Errorf("register retention: %w", err)
 		}
 	}
@@ -37,7 +44,7 @@ func (h *Hub) buildReports() error {
 	})
 	h.parts.add("sla", h.sla.Start, noCtx(h.sla.Stop))
 	// Closed days pre-aggregated for the reports (issue 31's figure).
-	rollup := reports.NewRollup(h.log.With("component", "report_rollup"), reports.RollupConfig{}, h.db, nil, h.reg)
+	rollup := reports.NewRollup(h.log.With("component", "report_rollup"), h.cfg.ReportRollup, h.db, nil, h.reg)
 	h.parts.add("report_rollup", rollup.Start, noCtx(rollup.Stop))
 	h.reports = reports.New(h.log.With("component", "reports"), h.cfg.Reports, reports.Deps{
 		DB:         h.db,

@@ -32,11 +32,15 @@ type RollupConfig struct {
 	MaxDays int
 	// Timeout bounds a pass (default 10 minutes).
 	Timeout time.Duration
+	// KeepDays is how long the rollups are kept, whatever -retention-hours
+	// says of the raw rows (default 190: a 90-day report compares with
+	// the 90 days before it).
+	KeepDays int
 }
 
 // DefaultRollupConfig returns the defaults of RollupConfig.
 func DefaultRollupConfig() RollupConfig {
-	return RollupConfig{Every: time.Hour, MaxDays: 31, Timeout: 10 * time.Minute}
+	return RollupConfig{Every: time.Hour, MaxDays: 31, Timeout: 10 * time.Minute, KeepDays: 190}
 }
 
 // RollupStore is what the job needs of the store (*store.DB).
