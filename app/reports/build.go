@@ -138,6 +138,9 @@ func topTable(caption string, cols []model.Column, t *store.ReportTop, row func(
 	if more := t.Total - len(t.Rows); more > 0 {
 		tb.More = more
 	}
+	// A rolled day that kept only its busiest keys makes Total a lower
+	// bound: the table says "at least".
+	tb.MoreAtLeast = t.AtLeast
 	return tb
 }
 

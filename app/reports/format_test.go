@@ -3,6 +3,9 @@ package reports
 import (
 	"testing"
 	"time"
+
+	"netmon/app/reports/model"
+	"netmon/store"
 )
 
 // TestFormat: every figure's printed form (format.go's conventions),
@@ -74,6 +77,25 @@ func TestPeriod(t *testing.T) {
 		}
 		if len(p.days) != c.ndays || p.prev.To != p.cur.From || p.cur.From-p.prev.From < int64(c.days)*86400-3600 {
 			t.Errorf("case %d: %d days, prev %d-%d, cur %d-%d", i, len(p.days), p.prev.From, p.prev.To, p.cur.From, p.cur.To)
+		}
+	}
+}
+
+// TestTopTableAtLeast: a top read whose count is a lower bound (a rolled
+// day kept only its busiest keys) makes a table that says so.
+func TestTopTableAtLeast(t *testing.T) {
+	for _, c := range []struct {
+		top     store.ReportTop
+		more    int
+		atLeast bool
+	}{
+		{store.ReportTop{Rows: []store.ReportRow{{}}, Total: 5}, 4, false},
+		{store.ReportTop{Rows: []store.ReportRow{{}}, Total: 5, AtLeast: true}, 4, true},
+		{store.ReportTop{Rows: []store.ReportRow{{}}, Total: 1}, 0, false},
+	} {
+		tb := topTable("", []model.Column{textCol("k")}, &c.top, func(store.ReportRow) []string { return []string{"x"} })
+		if tb.More != c.more || tb.MoreAtLeast != c.atLeast {
+			t.Errorf("%+v: More %d MoreAtLeast %v, want %d %v", c.top, tb.More, tb.MoreAtLeast, c.more, c.atLeast)
 		}
 	}
 }

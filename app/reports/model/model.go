@@ -90,6 +90,10 @@ type Table struct {
 	Columns []Column   `json:"columns"`
 	Rows    [][]string `json:"rows"`
 	More    int        `json:"more,omitempty"`
+	// MoreAtLeast says More is a lower bound: the rows come from daily
+	// rollups of which one kept only its busiest keys ("and at least N
+	// more").
+	MoreAtLeast bool `json:"more_at_least,omitempty"`
 }
 
 // Chart kinds.

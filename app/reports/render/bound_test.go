@@ -170,6 +170,41 @@ func TestRowLimit(t *testing.T) {
 	}
 }
 
+func TestMoreLineAtLeast(t *testing.T) {
+	for _, c := range []struct {
+		n       int
+		atLeast bool
+		want    string
+	}{
+		{1234, false, "and 1 234 more"},
+		{1234, true, "and at least 1 234 more"},
+		{0, true, "and more, not counted"},
+		{0, false, ""},
+	} {
+		if got := moreLineAtLeast(c.n, c.atLeast); got != c.want {
+			t.Errorf("moreLineAtLeast(%d, %v) = %q, want %q", c.n, c.atLeast, got, c.want)
+		}
+	}
+}
+
+// TestAtLeastInBothRenderings: a table whose count is a lower bound says
+// "at least" in the HTML and in the PDF.
+func TestAtLeastInBothRenderings(t *testing.T) {
+	r := &model.Report{Type: model.TypeTraffic, Title: "Traffic report", Days: 1, Timezone: "UTC",
+		Sections: []model.Section{{ID: "destinations", Title: "Destinations", Blocks: []model.Block{{Table: &model.Table{
+			Columns: []model.Column{{Title: "Address"}}, Rows: [][]string{{"192.0.2.1"}}, More: 29999, MoreAtLeast: true}}}}}}
+	var h bytes.Buffer
+	if err := HTML(&h, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(h.String(), "and at least 29 999 more") {
+		t.Error("the HTML lacks the lower bound")
+	}
+	if text := flat(pdfText(t, pdfFile(t, r))); !strings.Contains(text, "and at least 29 999 more") {
+		t.Errorf("the PDF lacks the lower bound: %q", text)
+	}
+}
+
 func TestMoreLine(t *testing.T) {
 	for n, want := range map[int]string{0: "", -1: "", 7: "and 7 more", 999: "and 999 more", 1000: "and 1 000 more", 1234567: "and 1 234 567 more"} {
 		if got := moreLine(n); got != want {

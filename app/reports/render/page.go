@@ -64,6 +64,18 @@ func moreLine(n int) string {
 	return "and " + groupDigits(n) + " more"
 }
 
+// moreLineAtLeast is moreLine for a count that is a lower bound (a table
+// of rolled-up days that kept only their busiest keys).
+func moreLineAtLeast(n int, atLeast bool) string {
+	switch {
+	case !atLeast:
+		return moreLine(n)
+	case n <= 0:
+		return "and more, not counted"
+	}
+	return "and at least " + groupDigits(n) + " more"
+}
+
 // groupDigits writes n with a space every three digits ("1 234"), the
 // form the model's figures use.
 func groupDigits(n int) string {
@@ -173,7 +185,7 @@ func newTable(t *model.Table, rowLimit int) *table {
 	for i, c := range cols {
 		cc[i] = model.Column{Title: clean(c.Title), Right: c.Right}
 	}
-	out := &table{Caption: clean(t.Caption), Columns: cc, More: moreLine(more), moreN: more, Rows: make([][]string, len(rows))}
+	out := &table{Caption: clean(t.Caption), Columns: cc, More: moreLineAtLeast(more, t.MoreAtLeast), moreN: more, Rows: make([][]string, len(rows))}
 	for i, r := range rows {
 		c := make([]string, len(cols)) // padded or cut to the columns
 		for j := range min(len(r), len(c)) {
