@@ -46,6 +46,7 @@ type Config struct {
 
 // NightlyConfig is the daily/weekly summary (YAML ai.nightly).
 type NightlyConfig struct {
+	// Enabled writes the summary on Spec (leader-gated).
 	Enabled bool
 	// Spec is daily:HH:MM, weekly:<mon..sun>:HH:MM or interval:<minutes>
 	// (the hub's report time zone).
@@ -57,6 +58,8 @@ type NightlyConfig struct {
 // TriageConfig is the assessment of new incidents and alerts (YAML
 // ai.triage).
 type TriageConfig struct {
+	// Enabled assesses new incidents and alerts at or above MinSeverity
+	// (leader-gated).
 	Enabled bool
 	// MinSeverity: alerts and incidents below it are not assessed.
 	MinSeverity int

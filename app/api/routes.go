@@ -18,6 +18,12 @@ import (
 // Every route is registered in every configuration: a feature that is off
 // answers its "disabled" body instead of disappearing.
 func (s *Server) routeTable() []router.Route {
+	return append(s.coreRoutes(), s.aiRoutes()...)
+}
+
+// coreRoutes are the routes of every capability but the assistant's
+// (aiRoutes, in ai_routes.go).
+func (s *Server) coreRoutes() []router.Route {
 	return []router.Route{
 		// System: probes, metrics and the API description.
 		{Method: http.MethodGet, Path: "/healthz", OperationID: "getHealthz", Tag: "system", Perm: router.Public,

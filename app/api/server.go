@@ -161,6 +161,9 @@ type Deps struct {
 	// empty lists, 503 on generation and changes.
 	Reports Reports
 	SLA     SLATargets
+	// AI is the advisory assistant (*ai.Service); nil or off: status
+	// answers {enabled:false}, the other AI routes 404.
+	AI Assistant
 	// DeviceService is the device registry and its probe
 	// and series (*devices.Component; nil: empty lists, 503 on changes);
 	// Devices keeps uplinks (*store.DB); Topology builds the graph

@@ -17,7 +17,8 @@ import (
 // row of the flat table binds (hubFlatBindings: the spec's flags and the
 // useful few) is reachable as name.key, the key the field's Go name in
 // snake case (a nested struct's fields prefixed with its name:
-// auth.throttle_max_failures). The rows are made from the Config's type,
+// auth.throttle_max_failures; a field tagged config:"nested" a block of
+// its own: ai.nightly.enabled). The rows are made from the Config's type,
 // so a field added to a component is reachable without a new row; a
 // field of a type no setting can spell (a func, a client, a guard) gets
 // no row, and TestEveryConfigFieldReachable fails until it moves to the
@@ -55,7 +56,13 @@ func blockBindings[C any](blocks []block[C], flat []binding[C], derived []string
 				k, fp := key+snake(f.Name), field+"."+f.Name
 				leaf := reflect.ValueOf(blk.ptr(&def)).Elem().FieldByIndex(idx)
 				if f.Type.Kind() == reflect.Struct && kindOf(f.Type) == nil {
-					walk(f.Type, idx, k+"_", fp)
+					// A field tagged config:"nested" is a YAML block of its
+					// own inside the component's (ai.nightly.enabled).
+					sep := "_"
+					if f.Tag.Get("config") == "nested" {
+						sep = "."
+					}
+					walk(f.Type, idx, k+sep, fp)
 					continue
 				}
 				kd := kindOf(f.Type)

@@ -25,6 +25,7 @@ import (
 	"netmon/alerting"
 	"netmon/alerting/incident"
 	"netmon/alerting/notify"
+	"netmon/app/ai"
 	"netmon/app/compliance"
 	"netmon/app/reports"
 	"os"
@@ -128,6 +129,9 @@ type HubConfig struct {
 	// Reports is the reports service: schedules, archive, the report
 	// zone (-report-timezone, -report-retention-days; YAML block reports).
 	Reports reports.Config
+	// AI is the advisory assistant (-ai, -ai-allow-cloud, -llm-*; YAML
+	// block ai with ai.nightly and ai.triage).
+	AI ai.Config
 	// ReportRollup is the daily pre-aggregation reports read (YAML block
 	// report_rollup).
 	ReportRollup reports.RollupConfig
@@ -195,6 +199,7 @@ func DefaultHubConfig() HubConfig {
 		Alerts:         alerting.DefaultConfig(),
 		Compliance:     compliance.DefaultConfig(),
 		Reports:        reports.DefaultConfig(),
+		AI:             ai.DefaultConfig(),
 		SLA:            reports.DefaultSLAConfig(),
 		ReportRollup:   reports.DefaultRollupConfig(),
 		Devices:        devices.DefaultConfig(),
