@@ -1,6 +1,7 @@
 package triage
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -84,5 +85,25 @@ func TestParseSpecRejects(t *testing.T) {
 	const want = `ai.nightly.spec "daily:25:00": must be daily:HH:MM, weekly:<mon|tue|wed|thu|fri|sat|sun>:HH:MM or interval:<minutes> (1-10080)`
 	if err == nil || err.Error() != want {
 		t.Errorf("error text = %v, want %s", err, want)
+	}
+}
+
+// The summary's task names the span its spec covers.
+func TestSummaryTaskPeriod(t *testing.T) {
+	for spec, want := range map[string]string{
+		"daily:07:00":      "Summarise the last 24 hours on this network",
+		"weekly:mon:07:00": "Summarise the last 7 days on this network",
+		"interval:1":       "Summarise the last minute on this network",
+		"interval:45":      "Summarise the last 45 minutes on this network",
+		"interval:60":      "Summarise the last hour on this network",
+		"interval:360":     "Summarise the last 6 hours on this network",
+	} {
+		sp, err := ParseSpec(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := SummaryTask(sp); !strings.HasPrefix(got, want) {
+			t.Errorf("SummaryTask(%s) = %q, want it to start %q", spec, got, want)
+		}
 	}
 }

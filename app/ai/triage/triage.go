@@ -397,13 +397,27 @@ func (t *Triage) load(ctx context.Context) (cursor, *string, error) {
 	}
 	var c cursor
 	if err := json.Unmarshal([]byte(v), &c); err != nil {
-		// A damaged document is replaced by the swap of the next item.
+		// A damaged document is replaced at once by the newest ids (stored
+		// now, or the next pass would read newer ones and skip what came
+		// in between).
 		t.log.Warn("ai triage cursor unreadable, starting from the newest ids", "err", err)
 		inc, al, herr := t.deps.DB.TriageHighWater(ctx)
 		if herr != nil {
 			return cursor{}, nil, herr
 		}
-		c = cursor{Incident: inc, Alert: al}
+		c = cursor{Incident: inc, Alert: al, Recent: []int64{}}
+		doc, merr := json.Marshal(c)
+		if merr != nil {
+			return cursor{}, nil, merr
+		}
+		err = t.deps.DB.InTx(ctx, func(tx *store.Tx) error { return tx.SwapSetting(ctx, CursorKey, &v, string(doc)) })
+		if errors.Is(err, store.ErrConflict) {
+			return t.load(ctx) // another hub repaired or moved it
+		}
+		if err != nil {
+			return cursor{}, nil, fmt.Errorf("ai triage cursor: %w", err)
+		}
+		v = string(doc)
 	}
 	return c, &v, nil
 }

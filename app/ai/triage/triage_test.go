@@ -3,6 +3,7 @@ package triage
 import (
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -263,6 +264,30 @@ func TestTriageSkips(t *testing.T) {
 			if got := counter(t, reg, "netmon_ai_triage_skipped_total", map[string]string{"reason": reason}); got != want {
 				t.Errorf("skipped{%s} = %v, want %v", reason, got, want)
 			}
+		}
+	})
+}
+
+// A damaged cursor document is replaced: history is not assessed, what
+// comes next is.
+func TestTriageDamagedCursor(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		clk := &clock{t: t0}
+		an := &fakeAnalyst{text: "x"}
+		tr, _ := newTriage(db, ai.TriageConfig{MinSeverity: 7, MaxPerHour: 10}, an, clk, nil)
+		seed(t, db, ai.ScopeIncident, 9, clk.Now().Unix())
+		if err := db.PutSetting(t.Context(), CursorKey, "{not json"); err != nil {
+			t.Fatal(err)
+		}
+		mustRun(t, tr)
+		ref := seed(t, db, ai.ScopeIncident, 9, clk.Now().Unix())
+		mustRun(t, tr)
+		if diff := cmp.Diff(an.refs(), []string{"incident:" + ref}); diff != "" {
+			t.Errorf("Analyze calls (-got, +want):\n%s", diff)
+		}
+		v, err := db.GetSetting(t.Context(), CursorKey)
+		if err != nil || !strings.HasPrefix(v, `{"incident":`+ref+`,`) {
+			t.Errorf("cursor after repair = %q, %v", v, err)
 		}
 	})
 }
