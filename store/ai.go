@@ -395,3 +395,15 @@ func (db *DB) PruneAIConversations(ctx context.Context, archivedBefore int64) (i
 	}
 	return n, nil
 }
+
+// HasAIConversation reports whether a conversation of source exists on
+// the scope (triage: an incident is assessed once).
+func (db *DB) HasAIConversation(ctx context.Context, scopeKind, scopeRef, source string) (bool, error) {
+	var n int64
+	err := db.reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM ai_conversations
+		WHERE scope_kind = $1 AND scope_ref = $2 AND source = $3`, scopeKind, scopeRef, source).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("has AI conversation: %w", err)
+	}
+	return n > 0, nil
+}

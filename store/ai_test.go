@@ -112,6 +112,14 @@ func TestAIConversations(t *testing.T) {
 		msg(b, "assistant", "cut", "client went away", true, 201)
 		msg(f, "assistant", "the day", "", false, 301)
 
+		for _, tc := range []struct {
+			kind, ref, source string
+			want              bool
+		}{{"incident", "9", "triage", true}, {"incident", "9", "user", false}, {"incident", "8", "triage", false}} {
+			if got, err := db.HasAIConversation(ctx, tc.kind, tc.ref, tc.source); err != nil || got != tc.want {
+				t.Errorf("HasAIConversation(%s, %s, %s) = %v, %v; want %v", tc.kind, tc.ref, tc.source, got, err, tc.want)
+			}
+		}
 		if _, err := db.AIConversation(ctx, "ankara", a); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("istanbul's conversation read from ankara: %v, want ErrNotFound", err)
 		}

@@ -166,11 +166,12 @@ func (s *Service) Start() error {
 }
 
 // Stop ends the prune loop; answers streaming end with their clients.
-func (s *Service) Stop() {
+func (s *Service) Stop() error {
 	if s.cancel != nil {
 		s.cancel()
 	}
 	s.wg.Wait()
+	return nil
 }
 
 // prune deletes the conversations archived longer than the retention.

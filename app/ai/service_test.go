@@ -96,7 +96,7 @@ func newEnv(t *testing.T, db *store.DB, mutate func(*ai.Config)) *env {
 	if err := e.svc.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(e.svc.Stop)
+	t.Cleanup(func() { _ = e.svc.Stop() })
 	return e
 }
 
@@ -374,7 +374,7 @@ func TestStatusOffAndSeed(t *testing.T) {
 	if err := again.Start(); err != nil {
 		t.Fatal(err)
 	}
-	again.Stop()
+	_ = again.Stop()
 	if list, _ := e.svc.ListProviders(t.Context()); len(list) != 1 {
 		t.Errorf("seeded twice: %d providers", len(list))
 	}

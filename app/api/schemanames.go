@@ -1,6 +1,8 @@
 package api
 
 import (
+	"netmon/app/ai"
+	"netmon/app/ai/prompt"
 	"reflect"
 
 	"netmon/agentmode/wire"
@@ -220,6 +222,24 @@ func schemaNames() map[reflect.Type]string {
 		named[SDWANSample]("SDWANSample"),
 		named[VPNSample]("VPNSample"),
 		named[AlertDelivery]("AlertDelivery"),
+		// The assistant (issue 32).
+		named[ai.Conversation]("AssistantConversation"),
+		named[ai.ConversationDetail]("AssistantConversationDetail"),
+		named[ai.ConversationInput]("AssistantConversationCreate"),
+		named[ai.Message]("AssistantMessage"),
+		named[ai.MessageInput]("AssistantMessagePost"),
+		named[ai.Preset]("AssistantPreset"),
+		named[ai.Provider]("LLMProvider"),
+		named[ai.ProviderInput]("LLMProviderWrite"),
+		named[ai.ProviderTest]("LLMProviderTest"),
+		named[ai.Status]("AssistantStatus"),
+		named[prompt.Field]("AssistantContextField"),
+		named[prompt.Mapping]("AssistantPseudonym"),
+		named[prompt.Preview]("AssistantContextPreview"),
+		named[prompt.PreviewFact]("AssistantContextFact"),
+		named[CreatedID]("CreatedID"),
+		named[ModelList]("LLMModelList"),
+		named[PresetList]("AssistantPresetList"),
 	} {
 		m[e.t] = e.name
 	}

@@ -75,6 +75,10 @@ const (
 	ActionReportScheduleDelete = "report.schedule.delete" // a scheduled report deleted
 	ActionReportScheduleRun    = "report.schedule.run"    // a scheduled report run (by the scheduler, or "run now")
 	ActionReportArchiveDelete  = "report.archive.delete"  // an archived report deleted
+	ActionAIAnalyze            = "ai.analyze"             // an exchange with the assistant (detail: scope, provider, model, tokens, SHA-256 of the context and of the request)
+	ActionAIProviderCreate     = "ai.provider.create"     // an AI provider added (the key masked: has_key)
+	ActionAIProviderUpdate     = "ai.provider.update"     // an AI provider changed (the key masked; detail says when it was replaced)
+	ActionAIProviderDelete     = "ai.provider.delete"     // an AI provider deleted
 	ActionSLATargetCreate      = "sla.target.create"      // an SLA target created
 	ActionSLATargetDelete      = "sla.target.delete"      // an SLA target deleted
 

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"netmon/app/ai"
 	"testing"
 
 	"netmon/alerting"
@@ -45,6 +46,10 @@ func TestServiceVocabulary(t *testing.T) {
 		{"isms create", compliance.ActionISMSCreate, ActionISMSCreate},
 		{"isms update", compliance.ActionISMSUpdate, ActionISMSUpdate},
 		{"report generate", reports.ActionGenerate, ActionReportGenerate},
+		{"ai analyze", ai.ActionAnalyze, ActionAIAnalyze},
+		{"ai provider create", ai.ActionProviderCreate, ActionAIProviderCreate},
+		{"ai provider update", ai.ActionProviderUpdate, ActionAIProviderUpdate},
+		{"ai provider delete", ai.ActionProviderDelete, ActionAIProviderDelete},
 		{"report schedule create", reports.ActionScheduleCreate, ActionReportScheduleCreate},
 		{"report schedule delete", reports.ActionScheduleDelete, ActionReportScheduleDelete},
 		{"report schedule run", reports.ActionScheduleRun, ActionReportScheduleRun},

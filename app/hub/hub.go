@@ -21,6 +21,7 @@ import (
 	"netmon/alerting/health"
 	"netmon/alerting/incident"
 	"netmon/alerting/notify"
+	"netmon/app/ai"
 	"netmon/collectors/geo/threat"
 	"slices"
 	"strconv"
@@ -106,6 +107,8 @@ type Hub struct {
 	// archives reports.
 	sla     *reports.SLA
 	reports *reports.Service
+	// ai is the advisory assistant (its triage and nightly parts beside).
+	ai *ai.Service
 	// iocList and categories are the -ioc-file and
 	// -domain-category-file watches (threat.go).
 	incidents  *incident.Correlator
@@ -192,6 +195,7 @@ func New(ctx context.Context, log *slog.Logger, cfg config.HubConfig, opts ...Op
 	h.buildAlerts()
 	h.buildTopology()
 	h.buildIncidents()
+	h.buildAI()
 	if err := h.buildReports(); err != nil {
 		return nil, err
 	}
@@ -314,6 +318,7 @@ func (h *Hub) buildHTTP() error {
 		Compliance:     h.compliance, ComplianceStore: h.db, ISMS: compliance.NewRegisters(h.db, audit.Builder{}),
 		Reports: h.reports,
 		SLA:     h.sla,
+		AI:      h.ai,
 	})
 	if err != nil {
 		return fmt.Errorf("build api: %w", err)

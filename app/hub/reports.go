@@ -61,9 +61,9 @@ func (h *Hub) buildReports() error {
 }
 
 // reportBuilder is the report builder over the store, the GeoIP
-// lookups, the SLA figures, the health score and the compliance log (its
-// status says when it is off) with its ISMS registers. No AI analyses
-// until the assistant lands: the section prints its empty-data note.
+// lookups, the SLA figures, the health score, the compliance log (its
+// status says when it is off) with its ISMS registers, and the
+// assistant's latest analyses.
 func (h *Hub) reportBuilder() *reports.Builder {
 	loc, err := time.LoadLocation(h.cfg.Reports.Timezone)
 	if err != nil {
@@ -77,6 +77,7 @@ func (h *Hub) reportBuilder() *reports.Builder {
 		ISMS:       compliance.NewRegisters(h.db, audit.Builder{}),
 		Location:   loc,
 		Hub:        h.cfg.Server.PublicURL,
+		AI:         reportAnalyses{h.ai},
 	}
 	if h.geo != nil {
 		deps.Geo = h.geo

@@ -95,7 +95,7 @@ func (f *fakeMailer) Mails() []mail {
 // conversation.
 type fakeConversations map[string]bool
 
-func (f fakeConversations) HasConversation(_ context.Context, kind, ref, source string) (bool, error) {
+func (f fakeConversations) HasAIConversation(_ context.Context, kind, ref, source string) (bool, error) {
 	return source == ai.SourceTriage && f[kind+":"+ref], nil
 }
 

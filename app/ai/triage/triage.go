@@ -70,7 +70,7 @@ type Store interface {
 // source (the ai service's store): triage does not assess an incident or
 // alert twice.
 type Conversations interface {
-	HasConversation(ctx context.Context, scopeKind, scopeRef, source string) (bool, error)
+	HasAIConversation(ctx context.Context, scopeKind, scopeRef, source string) (bool, error)
 }
 
 // Deps are triage's collaborators.
@@ -357,7 +357,7 @@ func (t *Triage) assessed(ctx context.Context, it item) (bool, error) {
 	if t.deps.Conversations == nil {
 		return false, nil
 	}
-	ok, err := t.deps.Conversations.HasConversation(ctx, it.scope, strconv.FormatInt(it.id, 10), ai.SourceTriage)
+	ok, err := t.deps.Conversations.HasAIConversation(ctx, it.scope, strconv.FormatInt(it.id, 10), ai.SourceTriage)
 	if err != nil {
 		return false, fmt.Errorf("ai triage: %s %d: %w", it.scope, it.id, err)
 	}
