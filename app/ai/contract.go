@@ -13,6 +13,7 @@ package ai
 
 import (
 	"context"
+	"encoding/json"
 
 	"netmon/app/ai/prompt"
 	"netmon/store"
@@ -100,7 +101,7 @@ type ProviderInput struct {
 // ProviderTest is the answer of POST /api/v1/ai/providers/{id}/test.
 type ProviderTest struct {
 	OK        bool     `json:"ok"`
-	LatencyMS int64    `json:"latency_ms,omitempty"`
+	LatencyMS float64  `json:"latency_ms,omitempty" jsonschema_description:"time to list the models, in milliseconds (two decimals)"`
 	Models    []string `json:"models,omitempty"`
 	// Error says what failed (class and status), never the remote body.
 	Error string `json:"error,omitempty"`
@@ -115,6 +116,16 @@ type Status struct {
 	HasReadyProvider bool       `json:"has_ready_provider"`
 	AllowCloud       bool       `json:"allow_cloud"`
 	MaxContextKB     int        `json:"max_context_kb,omitempty"`
+}
+
+// MarshalJSON writes {"enabled":false} and nothing else when off (spec
+// 2.8, 4.5).
+func (s Status) MarshalJSON() ([]byte, error) {
+	if !s.Enabled {
+		return []byte(`{"enabled":false}`), nil
+	}
+	type plain Status
+	return json.Marshal(plain(s))
 }
 
 // Preset is a server-defined task (spec 2.8).

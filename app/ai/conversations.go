@@ -14,7 +14,9 @@ import (
 	"netmon/store"
 )
 
-func errConversationNotFound(id int64) error { return errs.NotFoundf("AI conversation %d not found", id) }
+func errConversationNotFound(id int64) error {
+	return errs.NotFoundf("AI conversation %d not found", id)
+}
 
 func conversationOf(c store.AIConversation) Conversation {
 	return Conversation{ID: c.ID, ScopeKind: c.ScopeKind, ScopeRef: c.ScopeRef, Site: c.Site, Source: c.Source,

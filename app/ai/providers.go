@@ -276,7 +276,7 @@ func (s *Service) TestProvider(ctx context.Context, id int64) (ProviderTest, err
 	if models == nil {
 		models = []string{}
 	}
-	return ProviderTest{OK: true, LatencyMS: max(time.Since(start).Milliseconds(), 0), Models: models}, nil
+	return ProviderTest{OK: true, LatencyMS: max(math.Round(float64(time.Since(start).Microseconds())/10)/100, 0.01), Models: models}, nil
 }
 
 // Models lists the provider's models; a failure is 502 with its class.

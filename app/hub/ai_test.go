@@ -1,0 +1,116 @@
+package hub
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"netmon/app/ai/provider/providertest"
+	"netmon/app/config"
+	"netmon/store/storetest"
+)
+
+// TestAIOff: without -ai, status is exactly {"enabled":false} and every
+// other assistant route answers 404 saying how to turn it on.
+func TestAIOff(t *testing.T) {
+	_, boot := bootstrap(t, filepath.Join(t.TempDir(), "netmon.db"))
+	if r := boot.call("GET", "/api/v1/ai/status", nil).must(t, 200); r.body != `{"enabled":false}` {
+		t.Errorf("status off: %s", r.body)
+	}
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/api/v1/ai/presets"}, {"GET", "/api/v1/ai/conversations"}, {"GET", "/api/v1/ai/providers"},
+		{"POST", "/api/v1/ai/conversations/1/messages"},
+	} {
+		r := boot.call(c.method, c.path, map[string]any{"content": "x"})
+		if r.code != 404 || r.body != `{"error":"the AI assistant is off on this hub (start the hub with -ai)"}` {
+			t.Errorf("%s %s off: %d %s", c.method, c.path, r.code, r.body)
+		}
+	}
+}
+
+// TestAIThroughTheHub: a provider added by the admin (its key never in
+// an answer, a log line or an audit record), the RBAC of spec 5.7, and a
+// conversation whose answer streams as the exact SSE of spec 6.2, is
+// stored and audited.
+func TestAIThroughTheHub(t *testing.T) {
+	storetest.EachDSN(t, func(t *testing.T, dsn string) {
+		h, boot := bootstrap(t, dsn, func(c *config.HubConfig) { c.AI.Enabled = true; c.Auth.MultiSite = true })
+		viewer, analyst, siteA := reportUsers(t, h, boot)
+		const secret = "sk-hub-SECRET-4711"
+		fake := providertest.New(t, "cloud-a")
+		fake.RequireKey(secret)
+		fake.Push(providertest.Script{Chunks: providertest.Stream("cloud-a", providertest.Answer{TokensIn: 12, TokensOut: 2,
+			Parts: []providertest.Part{{Reasoning: "let me think"}, {Text: "Hello "}, {Text: "world"}}})})
+
+		body := map[string]any{"name": "lab", "kind": "cloud-a", "base_url": fake.URL, "api_key": secret, "default_model": "fake-small"}
+		for name, c := range map[string]*client{"analyst": analyst, "site-admin": siteA} {
+			if r := c.call("POST", "/api/v1/ai/providers", body); r.code != 403 {
+				t.Errorf("%s adding a provider: %d %s (needs global-admin)", name, r.code, r.body)
+			}
+		}
+		r := boot.call("POST", "/api/v1/ai/providers", body).must(t, 200)
+		var p struct {
+			ID      int64 `json:"id"`
+			HasKey  bool  `json:"has_key"`
+			IsLocal bool  `json:"is_local"`
+		}
+		r.decode(t, &p)
+		if !p.HasKey || !p.IsLocal || strings.Contains(r.body, secret) || strings.Contains(r.body, "api_key") {
+			t.Errorf("created provider: %s", r.body)
+		}
+		if r := boot.call("POST", fmt.Sprintf("/api/v1/ai/providers/%d/test", p.ID), nil).must(t, 200); !strings.HasPrefix(r.body, `{"ok":true,"latency_ms":`) ||
+			!strings.HasSuffix(r.body, `"models":["fake-small","fake-large"]}`) {
+			t.Errorf("provider test: %s", r.body)
+		}
+		if r := boot.call("GET", "/api/v1/ai/status", nil).must(t, 200); !strings.Contains(r.body, `"default_provider":`+fmt.Sprint(p.ID)) ||
+			!strings.Contains(r.body, `"has_ready_provider":true`) || strings.Contains(r.body, secret) {
+			t.Errorf("status: %s", r.body)
+		}
+
+		if r := viewer.call("POST", "/api/v1/ai/conversations", map[string]any{"scope_kind": "fleet"}); r.code != 403 {
+			t.Errorf("viewer opening a conversation: %d", r.code)
+		}
+		r = analyst.call("POST", "/api/v1/ai/conversations", map[string]any{"scope_kind": "fleet", "provider_id": p.ID}).must(t, 200)
+		var created struct {
+			OK bool  `json:"ok"`
+			ID int64 `json:"id"`
+		}
+		r.decode(t, &created)
+		path := fmt.Sprintf("/api/v1/ai/conversations/%d/messages", created.ID)
+		if r := analyst.call("POST", path, map[string]any{"preset": "no-such"}); r.code != 400 || !strings.Contains(r.body, "preset") {
+			t.Errorf("unknown preset: %d %s", r.code, r.body)
+		}
+		r = analyst.call("POST", path, map[string]any{"content": "what is broken?"}).must(t, 200)
+		if ct := r.header.Get("Content-Type"); ct != "text/event-stream" {
+			t.Errorf("Content-Type %q", ct)
+		}
+		want := `data: {"delta":"Hello "}` + "\n\n" + `data: {"delta":"world"}` + "\n\n" + `data: {"done":true,"tokens_in":12,"tokens_out":2}`
+		if r.body != want {
+			t.Errorf("SSE body:\n%s\nwant:\n%s", r.body, want)
+		}
+		d := analyst.call("GET", fmt.Sprintf("/api/v1/ai/conversations/%d", created.ID), nil).must(t, 200)
+		for _, frag := range []string{`"role":"context"`, `"role":"user","content":"what is broken?"`, `"role":"assistant","content":"Hello world","tokens_in":12,"tokens_out":2`} {
+			if !strings.Contains(d.body, frag) {
+				t.Errorf("conversation lacks %s: %.600s", frag, d.body)
+			}
+		}
+		a := boot.call("GET", "/api/v1/audit?action=ai.*&limit=50", nil).must(t, 200)
+		for _, action := range []string{`"action":"ai.analyze"`, `"action":"ai.provider.create"`} {
+			if !strings.Contains(a.body, action) {
+				t.Errorf("audit lacks %s: %.400s", action, a.body)
+			}
+		}
+		if strings.Contains(a.body, secret) {
+			t.Error("the key is in the audit log")
+		}
+		if strings.Contains(h.logs.String(), secret) {
+			t.Error("the key is in the hub's log")
+		}
+		// The key reached the provider, in its header only.
+		reqs := fake.Requests()
+		if got := reqs[len(reqs)-1].Header.Get("Authorization"); got != "Bearer "+secret {
+			t.Errorf("provider's Authorization %q", got)
+		}
+	})
+}
