@@ -128,6 +128,33 @@ export async function getRaw(path: string, query?: Query, signal?: AbortSignal):
   return { blob: await res.blob(), headers: res.headers }
 }
 
+/**
+ * POST of a JSON body whose answer is read as a stream (the assistant's
+ * text/event-stream): the same cookie and headers as api(), and a refusal
+ * before the stream starts is an ApiError with the hub's message.
+ */
+export async function apiStream(path: string, body: unknown, signal?: AbortSignal): Promise<Response> {
+  const res = await fetch(path, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { Accept: 'text/event-stream', 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+    signal,
+  })
+  if (!res.ok) {
+    const text = await res.text()
+    let b: unknown = text
+    try {
+      b = text ? JSON.parse(text) : null
+    } catch {
+      /* not JSON: the text itself */
+    }
+    if (res.status === 401 && onUnauthorized) onUnauthorized(path)
+    throw new ApiError(res.status, messageFor(res.status, b), parseRetryAfter(res.headers.get('Retry-After')), b)
+  }
+  return res
+}
+
 export const get = <T>(path: string, query?: Query, signal?: AbortSignal) => api<T>(path, { query, signal })
 export const post = <T>(path: string, body?: unknown) => api<T>(path, { method: 'POST', body })
 export const put = <T>(path: string, body?: unknown) => api<T>(path, { method: 'PUT', body })
