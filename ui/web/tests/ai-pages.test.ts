@@ -1,13 +1,19 @@
 // The assistant's pages (issue 32): provider administration (the key is a
 // password field that an empty edit keeps, pseudonymisation may be turned
-// off only for a local provider, the test result) and the conversations
-// page with its filters in the URL.
+// off only for a local provider, the test result), the conversations
+// page with its filters in the URL, and the assistant on the alert,
+// incident, agent and device pages.
 import { beforeEach, expect, test, vi } from 'vitest'
 import { flushPromises, mount } from '@vue/test-utils'
 import { createPinia, setActivePinia } from 'pinia'
 import { createMemoryHistory, createRouter } from 'vue-router'
 import AIProvidersView from '../src/views/admin/AIProvidersView.vue'
 import AssistantView from '../src/views/AssistantView.vue'
+import AlertsView from '../src/views/AlertsView.vue'
+import IncidentsView from '../src/views/IncidentsView.vue'
+import AgentDetailView from '../src/views/AgentDetailView.vue'
+import DeviceDetailView from '../src/views/DeviceDetailView.vue'
+import type { Agent, AlertRecord, DeviceItem, Incident } from '../src/api/types'
 import { resetAIStatus } from '../src/lib/aiStatus'
 import type { AIConversation, AIProvider } from '../src/api/ai'
 import { useSession } from '../src/stores/session'
@@ -135,4 +141,82 @@ test('conversations page: filters come from the URL and go to the hub; a convers
   await flushPromises()
   expect(router.currentRoute.value.query.open).toBe('9')
   expect(w.find('[data-testid="ai-conversation"]').exists()).toBe(true)
+})
+
+async function mountAt(path: string, component: object) {
+  const router = createRouter({ history: createMemoryHistory(), routes: [{ path: '/:p(.*)*', component: { template: '<div/>' } }] })
+  await router.push(path)
+  const w = mount(component, { global: { plugins: [router] } })
+  await flushPromises()
+  return w
+}
+
+const alertEvent: AlertRecord = {
+  id: 77, ts: 1_764_300_000, kind: 'anomaly', key: 'agent:7', message: 'traffic 9x the baseline', severity: 4, state: 'firing', site: '', count: 1,
+  group_id: 0, ext_ref: '', agent_id: 7, last_ts: 1_764_300_000, resolved_ts: 0, process: '',
+}
+
+test('alerts: "Ask AI" on an event opens the assistant about that event (scope anomaly) when the hub has it on', async () => {
+  stub({ 'GET /api/v1/ai/status': () => ({ enabled: true, has_ready_provider: true }), 'GET /api/v1/alerts/events': () => ({ events: [alertEvent] }) })
+  const w = await mountAt('/alerts', AlertsView)
+  expect(w.find('[data-testid="ai-drawer"]').exists()).toBe(false)
+  await w.find('[data-testid="ai-ask-event"]').trigger('click')
+  await flushPromises()
+  const d = w.find('[data-testid="ai-drawer"]')
+  expect(d.attributes('open')).toBeDefined()
+  expect(d.find('summary').text()).toBe('Assistant — ask the AI about event 77 (anomaly) (advice only)')
+  w.unmount()
+})
+
+test('alerts: no "Ask AI" when the assistant is off', async () => {
+  stub({ 'GET /api/v1/ai/status': () => ({ enabled: false }), 'GET /api/v1/alerts/events': () => ({ events: [alertEvent] }) })
+  const w = await mountAt('/alerts', AlertsView)
+  expect(w.find('[data-testid="ai-ask-event"]').exists()).toBe(false)
+  w.unmount()
+})
+
+test('incidents: the opened incident offers the assistant about it', async () => {
+  const inc: Incident = { id: 42, correlation_key: 'agent:7', rule: 5, agent_id: 7, site: '', state: 'open', severity: 4, risk: 80, title: 'Port scan', opened_ts: 1_764_300_000, updated_ts: 1_764_300_000, closed_ts: 0 }
+  stub({
+    'GET /api/v1/ai/status': () => ({ enabled: true }),
+    'GET /api/v1/incidents': () => [inc],
+    'GET /api/v1/incidents/42': () => ({ ...inc, events: [] }),
+  })
+  const w = await mountAt('/incidents', IncidentsView)
+  expect(w.find('[data-testid="ai-drawer"]').exists()).toBe(false)
+  await w.find('[data-testid="incidents-table"] tbody button').trigger('click')
+  await flushPromises()
+  expect(w.find('[data-testid="ai-drawer"] summary').text()).toBe('Assistant — ask the AI about incident 42 (advice only)')
+  w.unmount()
+})
+
+test('agent and device pages: the assistant about that object, collapsed', async () => {
+  const agent: Agent = {
+    id: 7, name: 'web-01', site: 'hq', online: true, last_seen: 1_764_300_000, version: '1.4.2', remote_ip: '10.0.0.7', os: 'linux', arch: 'amd64',
+    protocol_version: 1, enrolled_at: 1_764_200_000, attr_method: 'pcap', attr_iface: 'eth0', attr_note: '', rates: [], conns: 0, dropped: 0, cert_not_after: 0,
+  }
+  const device: DeviceItem = {
+    id: 3, name: 'core-sw', host: '10.0.0.2', kind: 'switch', site: 'hq', snmp_version: '2c', poll_seconds: 60, enabled: true, sys_name: 'core-sw', sys_descr: '',
+    last_poll: 0, last_error: '', vendor: '', api_profile: '', api_version: '', api_caps: '',
+  }
+  stub({
+    'GET /api/v1/ai/status': () => ({ enabled: true }),
+    'GET /api/v1/agents/7': () => ({ agent, connections: [] }),
+    'GET /api/v1/agents/7/history': () => [],
+    'GET /api/v1/processes': () => [],
+    'GET /api/v1/devices': () => [device],
+  })
+  for (const [path, view, label] of [
+    ['/agents/7', AgentDetailView, 'this agent'],
+    ['/devices/3', DeviceDetailView, 'this device'],
+  ] as const) {
+    const router = createRouter({ history: createMemoryHistory(), routes: [{ path: '/agents/:id', component: AgentDetailView }, { path: '/devices/:id', component: DeviceDetailView }, { path: '/hosts/:ip', name: 'host', component: { template: '<div/>' } }, { path: '/:p(.*)*', component: { template: '<div/>' } }] })
+    await router.push(path)
+    const w = mount({ template: '<RouterView />' }, { global: { plugins: [router], stubs: { TimeChart: true, AnomalyBand: true } } })
+    await flushPromises()
+    const d = w.findComponent(view).find('[data-testid="ai-drawer"]')
+    expect(d.attributes('open')).toBeUndefined()
+    expect(d.find('summary').text()).toBe(`Assistant — ask the AI about ${label} (advice only)`)
+    w.unmount()
+  }
 })
