@@ -304,6 +304,9 @@ describe('AssistantConversation', () => {
     await w.find('form.ai-compose').trigger('submit')
     await flushPromises()
     expect(w.find('[role="alert"]').text()).toBe('too many answers streaming: try again')
+    // nothing was asked: no half turn shown, the question kept for a retry
+    expect(w.find('[data-testid="ai-live"]').exists()).toBe(false)
+    expect((w.find('[data-testid="ai-question"]').element as HTMLTextAreaElement).value).toBe('Why?')
   })
 
   test('What will be sent: size, SHA-256, facts as sent and the token table', async () => {
