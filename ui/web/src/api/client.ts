@@ -114,18 +114,38 @@ export interface RawResponse {
  */
 export async function getRaw(path: string, query?: Query, signal?: AbortSignal): Promise<RawResponse> {
   const res = await fetch(buildUrl(path, query), { method: 'GET', credentials: 'same-origin', signal })
-  if (!res.ok) {
-    const text = await res.text()
-    let body: unknown = text
-    try {
-      body = text ? JSON.parse(text) : null
-    } catch {
-      /* not JSON: the text itself */
-    }
-    if (res.status === 401 && onUnauthorized) onUnauthorized(path)
-    throw new ApiError(res.status, messageFor(res.status, body), parseRetryAfter(res.headers.get('Retry-After')), body)
-  }
+  if (!res.ok) throw await refusal(res, path)
   return { blob: await res.blob(), headers: res.headers }
+}
+
+/** The ApiError of a refused non-JSON call, with the hub's JSON message. */
+async function refusal(res: Response, path: string): Promise<ApiError> {
+  const text = await res.text()
+  let body: unknown = text
+  try {
+    body = text ? JSON.parse(text) : null
+  } catch {
+    /* not JSON: the text itself */
+  }
+  if (res.status === 401 && onUnauthorized) onUnauthorized(path)
+  return new ApiError(res.status, messageFor(res.status, body), parseRetryAfter(res.headers.get('Retry-After')), body)
+}
+
+/**
+ * POST of a JSON body whose answer is read as a stream (the assistant's
+ * text/event-stream): the same cookie and headers as api(), and a refusal
+ * before the stream starts is an ApiError with the hub's message.
+ */
+export async function apiStream(path: string, body: unknown, signal?: AbortSignal): Promise<Response> {
+  const res = await fetch(path, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { Accept: 'text/event-stream', 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+    signal,
+  })
+  if (!res.ok) throw await refusal(res, path)
+  return res
 }
 
 export const get = <T>(path: string, query?: Query, signal?: AbortSignal) => api<T>(path, { query, signal })
