@@ -91,11 +91,11 @@ type ProviderInput struct {
 	BaseURL      string   `json:"base_url" jsonschema_description:"the server's root, http(s)://host[:port][/path]; no user info, query or fragment"`
 	APIKey       string   `json:"api_key" jsonschema_description:"sealed in the vault, never returned (has_key); empty on update keeps the stored key"`
 	DefaultModel string   `json:"default_model" jsonschema_description:"model used when a conversation names none"`
-	Enabled      *bool    `json:"enabled" jsonschema_description:"default true"`
+	Enabled      *bool    `json:"enabled,omitempty" jsonschema_description:"default true"`
 	NoThink      bool     `json:"no_think" jsonschema_description:"ask the model not to reason where the kind has a switch; reasoning is stripped either way"`
 	MaxTokens    int      `json:"max_tokens" jsonschema_description:"cap of an answer, 0-32768 (0: the provider's default; cloud-b 1024)"`
-	Temperature  *float64 `json:"temperature" jsonschema_description:"0-2; absent: the provider's default"`
-	Pseudonymise *bool    `json:"pseudonymise" jsonschema_description:"default true; false is accepted only for an is_local provider"`
+	Temperature  *float64 `json:"temperature,omitempty" jsonschema_description:"0-2; absent: the provider’s default"`
+	Pseudonymise *bool    `json:"pseudonymise,omitempty" jsonschema_description:"default true; false is accepted only for an is_local provider"`
 }
 
 // ProviderTest is the answer of POST /api/v1/ai/providers/{id}/test.

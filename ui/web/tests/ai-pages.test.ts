@@ -75,7 +75,7 @@ test('providers: the list, the kind description, and a new provider is always ps
   await flushPromises()
   expect(calls.find((c) => c.method === 'POST')?.body).toEqual({
     name: 'claude', kind: 'cloud-b', base_url: 'https://api.anthropic.com', api_key: 'sk-secret', default_model: 'claude-sonnet',
-    enabled: true, no_think: false, max_tokens: 0, temperature: null, pseudonymise: true,
+    enabled: true, no_think: false, max_tokens: 0, pseudonymise: true,
   })
 })
 

@@ -1,9 +1,12 @@
-// The assistant's API (issue 32; spec 2.8, 4.5, 6.2), written by hand from
-// app/ai/contract.go, app/ai/prompt (Mapping, Preview, Field) until the
-// hub's OpenAPI document carries these routes: then each type below
-// becomes an alias of the generated src/api/openapi.ts, like types.ts.
-// Every shape of the assistant lives in this one file for that switch.
+// The assistant's API (issue 32; spec 2.8, 4.5, 6.2). The shapes are
+// aliases of the generated src/api/openapi.ts (testdata/openapi/openapi.json),
+// like types.ts: a field the hub renames fails vue-tsc here. Only the SSE
+// event (a text/event-stream body the document cannot describe) and the
+// closed sets are written by hand.
+import type { components } from './openapi'
 import { apiStream, del, get, post, put } from './client'
+
+type S = components['schemas']
 
 /** Scope kinds of a conversation, in the spec's order (ai.ScopeKinds). */
 export const AI_SCOPES = ['fleet', 'agent', 'incident', 'anomaly', 'device'] as const
@@ -23,131 +26,30 @@ export const AI_KIND_TEXT: Record<AIProviderKind, string> = {
   compat: 'any OpenAI-compatible server (vLLM, LM Studio, LocalAI, …)',
 }
 
-/** ai.Provider: a provider as listed, never its key. */
-export interface AIProvider {
-  id: number
-  name: string
-  kind: AIProviderKind
-  base_url: string
-  default_model: string
-  enabled: boolean
-  has_key: boolean
-  /** every address of the base URL is loopback, RFC 1918 or ULA */
-  is_local: boolean
-  no_think: boolean
-  max_tokens: number
-  temperature?: number
-  pseudonymise: boolean
-  created_ts: number
-  updated_ts: number
-}
+export type AIProvider = S['LLMProvider']
 
-/** ai.ProviderInput: the POST/PUT body; empty api_key on PUT keeps the key. */
-export interface AIProviderInput {
-  name: string
-  kind: AIProviderKind
-  base_url: string
-  api_key: string
-  default_model: string
-  enabled?: boolean
-  no_think: boolean
-  max_tokens: number
-  temperature?: number | null
-  pseudonymise?: boolean
-}
+export type AIProviderInput = S['LLMProviderWrite']
 
-/** ai.ProviderTest: POST /api/v1/ai/providers/{id}/test. */
-export interface AIProviderTest {
-  ok: boolean
-  latency_ms?: number
-  models?: string[]
-  error?: string
-}
+export type AIProviderTest = S['LLMProviderTest']
 
-/** ai.Status: {enabled:false} when the assistant is off. */
-export interface AIStatus {
-  enabled: boolean
-  providers?: AIProvider[]
-  default_provider?: number
-  default_model?: string
-  has_ready_provider?: boolean
-  allow_cloud?: boolean
-  max_context_kb?: number
-}
+/** {enabled:false} and nothing else when the assistant is off. */
+export type AIStatus = Partial<S['AssistantStatus']> & { enabled: boolean }
 
-/** ai.Preset: a server-defined task. */
-export interface AIPreset {
-  id: string
-  label: string
-  scopes: AIScopeKind[]
-  task: string
-}
+export type AIPreset = S['AssistantPreset']
 
-export interface AIConversationInput {
-  scope_kind: AIScopeKind
-  scope_ref: string
-  /** 0: the default provider */
-  provider_id: number
-  /** '': the provider's default model */
-  model: string
-}
+export type AIConversationInput = S['AssistantConversationCreate']
 
-/** ai.Conversation. */
-export interface AIConversation {
-  id: number
-  scope_kind: AIScopeKind
-  scope_ref: string
-  site: string
-  source: AISource
-  provider_id: number
-  model: string
-  title: string
-  created_by: string
-  created_ts: number
-  updated_ts: number
-  /** 0: active */
-  archived_ts: number
-  context_sha256: string
-  context_bytes: number
-  pseudonymised: boolean
-}
+export type AIConversation = S['AssistantConversation']
 
 export type AIRole = 'user' | 'assistant' | 'context'
 
-/** ai.Message: content as sent or received, with pseudonym tokens. */
-export interface AIMessage {
-  id: number
-  role: AIRole
-  content: string
-  tokens_in: number
-  tokens_out: number
-  error: string
-  /** an answer cut short: content is what had arrived */
-  partial: boolean
-  created_ts: number
-}
+export type AIMessage = S['AssistantMessage']
 
-/** prompt.Mapping: one token and the real value it stands for. */
-export interface AIPseudonym {
-  token: string
-  /** ip, ip6, mac, user, host or tok */
-  kind: string
-  value: string
-}
+export type AIPseudonym = S['AssistantPseudonym']
 
-/** ai.ConversationDetail. */
-export interface AIConversationDetail {
-  conversation: AIConversation
-  messages: AIMessage[] | null
-  pseudonyms: AIPseudonym[] | null
-}
+export type AIConversationDetail = S['AssistantConversationDetail']
 
-/** ai.MessageInput. */
-export interface AIMessageInput {
-  content: string
-  preset: string
-  refresh_context: boolean
-}
+export type AIMessageInput = S['AssistantMessagePost']
 
 /** ai.Event: one server-sent event of an answer (spec 6.2). */
 export interface AIEvent {
@@ -158,30 +60,11 @@ export interface AIEvent {
   error?: string
 }
 
-/** prompt.Field: one quoted value of a fact. */
-export interface AIField {
-  name: string
-  value: string
-  mark?: string
-}
+export type AIField = S['AssistantContextField']
 
-/** prompt.PreviewFact. */
-export interface AIPreviewFact {
-  source: string
-  text: string
-  fields?: AIField[] | null
-  priority: number
-}
+export type AIPreviewFact = S['AssistantContextFact']
 
-/** prompt.Preview: GET /api/v1/ai/conversations/{id}/context. */
-export interface AIContextPreview {
-  bytes: number
-  sha256: string
-  text: string
-  facts: AIPreviewFact[] | null
-  omitted: number
-  pseudonyms: AIPseudonym[] | null
-}
+export type AIContextPreview = S['AssistantContextPreview']
 
 export interface AIConversationFilter {
   scope?: string

@@ -586,6 +586,207 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/ai/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Conversations, most recently updated first (a site-bound caller: its site's)
+         * @description source tells who started one: user (an operator), triage (the assessment of a new incident or alert, ai.triage) or nightly (the daily/weekly summary, ai.nightly). Archived conversations are listed with archived=true and deleted 90 days after they were archived. With the assistant off (-ai not set) this route answers 404.
+         */
+        get: operations["aiListConversations"];
+        put?: never;
+        /**
+         * Start a conversation on a scope: fleet, agent, incident, anomaly (an alert event) or device
+         * @description The scope's object must exist in the caller's site (another site's is 404 like a missing one). provider_id 0 takes the default provider. Nothing is sent to the provider until the first message, which carries the scope's facts (see the context route). With the assistant off (-ai not set) this route answers 404.
+         */
+        post: operations["aiCreateConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ai/conversations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A conversation with its messages and its pseudonym map
+         * @description Messages hold the text as it was sent and received, with tokens (ip-1, ip6-1, mac-1, host-1, user-1, tok-1) in place of addresses and names; pseudonyms maps each token back to its value, for the console to show real names. The map never leaves the hub but to this route. role context is the facts message netmon sent; partial marks an answer cut short (client gone, provider failure, token limit). With the assistant off (-ai not set) this route answers 404.
+         */
+        get: operations["aiGetConversation"];
+        put?: never;
+        post?: never;
+        /** Archive a conversation (no hard delete; pruned 90 days later). With the assistant off (-ai not set) this route answers 404. */
+        delete: operations["aiArchiveConversation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ai/conversations/{id}/context": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What will be sent: the context the next first turn or refresh_context sends
+         * @description text is exactly the facts message as it would leave the hub (tokens in place of addresses and names, untrusted values quoted as JSON strings between the data fences), bytes and sha256 its size and hash (the ai.analyze audit record carries the hash of what was sent), facts each fact with its source tag, omitted how many facts did not fit ai.max_context_kb, and pseudonyms the token map (real values: for the console only). With the assistant off (-ai not set) this route answers 404.
+         */
+        get: operations["aiPreviewContext"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ai/conversations/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask: the answer streams as server-sent events (text/event-stream)
+         * @description Each event is one line `data: <json>` and a blank line: {"delta":"…"} text fragments, then {"done":true,"tokens_in":N,"tokens_out":M}, or {"error":"…"} (the provider failed, the answer reached max_tokens, the client went away). The question and the answer are stored (an answer cut short with what had arrived, partial) and the exchange is an ai.analyze audit record (scope, provider, model, tokens, the SHA-256 of the context and of the whole request) committed with the answer. The scope's facts go with the first message and with refresh_context=true. Reasoning (<think> markup, reasoning fields) is stripped. A client that disconnects cancels the provider's call at once. Every check happens before the 200: an unknown preset or an empty question is 400, an archived or full conversation 409, a disabled or locked-out provider 503, more than ai.max_streams answers at once 503 with Retry-After. With the assistant off (-ai not set) this route answers 404.
+         */
+        post: operations["aiPostMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ai/presets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The server-defined tasks, each with the scopes it applies to. With the assistant off (-ai not set) this route answers 404. */
+        get: operations["aiPresets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ai/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The providers (never the key: has_key)
+         * @description Kinds and their wire formats: cloud-a OpenAI Chat Completions (POST /v1/chat/completions, SSE chunks ending data: [DONE], usage in the last chunk; models GET /v1/models); cloud-b Anthropic Messages (POST /v1/messages, x-api-key and anthropic-version 2023-06-01, named SSE events message_start … message_stop; models GET /v1/models); local-a Ollama (POST /api/chat, NDJSON ending done:true with prompt_eval_count and eval_count; models GET /api/tags); local-b llama.cpp server (POST /apply-template then /completion, SSE ending stop:true; models GET /v1/models); compat any OpenAI-compatible server (the cloud-a format, tolerant of missing usage and [DONE]). is_local: every address the base URL resolved to at registration is loopback, RFC 1918 or ULA. With the assistant off (-ai not set) this route answers 404.
+         */
+        get: operations["aiListProviders"];
+        put?: never;
+        /**
+         * Add a provider (audited: ai.provider.create, key masked)
+         * @description api_key is sealed in the vault bound to the row and never returned. The egress lock: with -ai-allow-cloud=false a base URL that resolves to anything but loopback, RFC 1918 or ULA addresses is refused (400 on base_url), and every connection is checked again after DNS resolution, redirects included; with it true a cloud provider still goes through the outbound guard. pseudonymise=false is accepted only for an is_local provider. A name already taken: 409. With the assistant off (-ai not set) this route answers 404.
+         */
+        post: operations["aiCreateProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ai/providers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Change a provider; an empty api_key keeps the stored key (audited: ai.provider.update, key masked). With the assistant off (-ai not set) this route answers 404. */
+        put: operations["aiUpdateProvider"];
+        post?: never;
+        /** Delete a provider; its conversations stay readable (audited: ai.provider.delete). With the assistant off (-ai not set) this route answers 404. */
+        delete: operations["aiDeleteProvider"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ai/providers/{id}/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The provider's model list, from its own models route. With the assistant off (-ai not set) this route answers 404. */
+        get: operations["aiProviderModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ai/providers/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reach the provider: {ok:true, latency_ms, models} or {ok:false, error}
+         * @description The error names the class of failure (unauthorized, not_found, rate_limited, timeout, unreachable — the egress lock's refusals are unreachable — …) and the HTTP status, never the provider's body. With the assistant off (-ai not set) this route answers 404.
+         */
+        post: operations["aiTestProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ai/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the assistant is on, its providers, the default one and whether any can answer
+         * @description Off (-ai not set): {"enabled":false} and nothing else. On: the providers (never a key: has_key), default_provider and default_model (the first enabled provider usable under the egress lock), has_ready_provider, allow_cloud (-ai-allow-cloud) and max_context_kb.
+         */
+        get: operations["aiStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/alerts/channels/{channel}/test": {
         parameters: {
             query?: never;
@@ -2261,6 +2462,101 @@ export interface components {
             window_min: number;
             crit_z: number;
         };
+        AssistantContextFact: {
+            source: string;
+            text: string;
+            fields?: components["schemas"]["AssistantContextField"][];
+            priority: number;
+        };
+        AssistantContextField: {
+            name: string;
+            value: string;
+            mark?: string;
+        };
+        AssistantContextPreview: {
+            bytes: number;
+            sha256: string;
+            text: string;
+            facts: components["schemas"]["AssistantContextFact"][];
+            omitted: number;
+            pseudonyms: components["schemas"]["AssistantPseudonym"][];
+        };
+        AssistantConversation: {
+            id: number;
+            /** @enum {string} */
+            scope_kind: "fleet" | "agent" | "incident" | "anomaly" | "device";
+            scope_ref: string;
+            site: string;
+            /** @enum {string} */
+            source: "user" | "triage" | "nightly";
+            provider_id: number;
+            model: string;
+            title: string;
+            created_by: string;
+            created_ts: number;
+            updated_ts: number;
+            archived_ts: number;
+            context_sha256: string;
+            context_bytes: number;
+            pseudonymised: boolean;
+        };
+        AssistantConversationCreate: {
+            /** @enum {string} */
+            scope_kind: "fleet" | "agent" | "incident" | "anomaly" | "device";
+            /** @description the agent, incident, alert event or device id; empty for fleet */
+            scope_ref: string;
+            /** @description 0: the default provider (the first enabled one) */
+            provider_id: number;
+            /** @description empty: the provider's default_model */
+            model: string;
+        };
+        AssistantConversationDetail: {
+            conversation: components["schemas"]["AssistantConversation"];
+            messages: components["schemas"]["AssistantMessage"][];
+            pseudonyms: components["schemas"]["AssistantPseudonym"][];
+        };
+        AssistantMessage: {
+            id: number;
+            /** @enum {string} */
+            role: "user" | "assistant" | "context";
+            content: string;
+            tokens_in: number;
+            tokens_out: number;
+            error: string;
+            partial: boolean;
+            created_ts: number;
+        };
+        AssistantMessagePost: {
+            /** @description the question, at most 8000 characters; may be empty when preset is set */
+            content: string;
+            /** @description a preset id (GET /api/v1/ai/presets): its task is asked, with content appended */
+            preset: string;
+            /** @description rebuild the scope's facts and send them again before this turn */
+            refresh_context: boolean;
+        };
+        AssistantPreset: {
+            id: string;
+            label: string;
+            scopes: string[];
+            task: string;
+        };
+        AssistantPresetList: {
+            presets: components["schemas"]["AssistantPreset"][];
+        };
+        AssistantPseudonym: {
+            token: string;
+            kind: string;
+            value: string;
+        };
+        AssistantStatus: {
+            enabled: boolean;
+            providers?: components["schemas"]["LLMProvider"][];
+            default_provider?: number;
+            default_model?: string;
+            has_ready_provider: boolean;
+            allow_cloud: boolean;
+            max_context_kb?: number;
+        };
         AuditEvent: {
             id: number;
             ts: number;
@@ -2416,6 +2712,10 @@ export interface components {
             src: components["schemas"]["EndpointInfo"];
             dst: components["schemas"]["EndpointInfo"];
             flows: components["schemas"]["FlowRow"][];
+        };
+        CreatedID: {
+            ok: boolean;
+            id: number;
         };
         DNSItem: {
             domain: string;
@@ -2824,6 +3124,58 @@ export interface components {
             pid: number;
             bytes: number;
             hits: number;
+        };
+        LLMModelList: {
+            models: string[];
+        };
+        LLMProvider: {
+            id: number;
+            name: string;
+            /** @enum {string} */
+            kind: "cloud-a" | "cloud-b" | "local-a" | "local-b" | "compat";
+            base_url: string;
+            default_model: string;
+            enabled: boolean;
+            has_key: boolean;
+            is_local: boolean;
+            no_think: boolean;
+            max_tokens: number;
+            temperature?: number;
+            pseudonymise: boolean;
+            created_ts: number;
+            updated_ts: number;
+        };
+        LLMProviderTest: {
+            ok: boolean;
+            /** @description time to list the models, in milliseconds (two decimals) */
+            latency_ms?: number;
+            models?: string[];
+            error?: string;
+        };
+        LLMProviderWrite: {
+            /** @description 1-100 characters, unique */
+            name: string;
+            /**
+             * @description cloud-a: OpenAI Chat Completions; cloud-b: Anthropic Messages; local-a: Ollama /api/chat; local-b: llama.cpp server /completion; compat: any OpenAI-compatible server
+             * @enum {string}
+             */
+            kind: "cloud-a" | "cloud-b" | "local-a" | "local-b" | "compat";
+            /** @description the server's root, http(s)://host[:port][/path]; no user info, query or fragment */
+            base_url: string;
+            /** @description sealed in the vault, never returned (has_key); empty on update keeps the stored key */
+            api_key: string;
+            /** @description model used when a conversation names none */
+            default_model: string;
+            /** @description default true */
+            enabled?: boolean;
+            /** @description ask the model not to reason where the kind has a switch; reasoning is stripped either way */
+            no_think: boolean;
+            /** @description cap of an answer, 0-32768 (0: the provider's default; cloud-b 1024) */
+            max_tokens: number;
+            /** @description 0-2; absent: the provider’s default */
+            temperature?: number;
+            /** @description default true; false is accepted only for an is_local provider */
+            pseudonymise?: boolean;
         };
         ListInfo: {
             path: string;
@@ -5013,6 +5365,895 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    aiListConversations: {
+        parameters: {
+            query?: {
+                /** @description only conversations on this scope kind */
+                scope?: "fleet" | "agent" | "incident" | "anomaly" | "device";
+                /** @description only conversations on this scope object (agent, incident, alert event or device id) */
+                ref?: string;
+                /** @description only conversations started by an operator, by triage or by the nightly summary */
+                source?: "user" | "triage" | "nightly";
+                /** @description true: the archived conversations (kept 90 days) instead of the active ones */
+                archived?: boolean;
+                /** @description most recently updated first */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssistantConversation"][];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission analyze */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the assistant is off */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    aiCreateConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AssistantConversationCreate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedID"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission analyze */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the assistant is off, or no such scope object in the caller's site */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no provider is ready */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    aiGetConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssistantConversationDetail"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission analyze */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such conversation (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    aiArchiveConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OKResult"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission analyze */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such conversation (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    aiPreviewContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssistantContextPreview"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission analyze */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such conversation (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    aiPostMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description conversation id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AssistantMessagePost"];
+            };
+        };
+        responses: {
+            /** @description the answer, as server-sent events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission analyze */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such conversation (or another site's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the conversation is archived or full */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the provider is not ready, or too many answers are streaming */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    aiPresets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssistantPresetList"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the assistant is off */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    aiListProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LLMProvider"][];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission global-admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    aiCreateProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LLMProviderWrite"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LLMProvider"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission global-admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description a provider with that name exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    aiUpdateProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description provider id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LLMProviderWrite"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LLMProvider"];
+                };
+            };
+            /** @description the body is not valid JSON or a field has the wrong type */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission global-admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such provider */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description a provider with that name exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    aiDeleteProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OKResult"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission global-admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such provider */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    aiProviderModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LLMModelList"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission global-admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such provider */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the provider did not answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    aiTestProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LLMProviderTest"];
+                };
+            };
+            /** @description a parameter is malformed or out of range; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
+                };
+            };
+            /** @description the identity lacks the permission global-admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no such provider */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    aiStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssistantStatus"];
+                };
+            };
+            /** @description no valid session, bearer or agent identity */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthErrorBody"];
                 };
             };
         };
