@@ -109,7 +109,7 @@ type HostWindowBytes struct {
 // or destination) in each of windows, for the limit busiest addresses of
 // the first window (hosts nil) or for hosts, busiest first per window
 // (ties by address); site keeps the exporters of that site's devices.
-// The other rows (src ”) and the minutes not yet written are left out.
+// The other rows (empty src) and the minutes not yet written are left out.
 func (db *DB) FlowHostBytes(ctx context.Context, site string, windows []TimeWindow, hosts []string, limit int) ([]HostWindowBytes, error) {
 	out := []HostWindowBytes{}
 	if len(windows) == 0 {
