@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 
 	"netmon/store/record"
@@ -385,5 +387,38 @@ func (db *DB) BusiestIfaces(ctx context.Context, site string, from int64, limit 
 		d.IfaceSample.DeviceID, d.SpeedBps = d.DeviceID, uint64(speed)
 		out = append(out, d)
 	}
+	return out, rows.Err()
+}
+
+// HostNames lists the names netmon knows of the hosts of site ("" = all
+// sites): agent names, device names and sysNames, and device hosts that
+// are names (not addresses), sorted, once each. The assistant registers
+// them as host names so that free text naming them (an alert message, an
+// interface alias) is pseudonymised too.
+func (db *DB) HostNames(ctx context.Context, site string) ([]string, error) {
+	var args []any
+	w := ``
+	if site != "" {
+		args = append(args, site)
+		w = ` WHERE site = $1`
+	}
+	rows, err := db.reader.QueryContext(ctx, `SELECT name FROM agents`+w+`
+		UNION SELECT name FROM devices`+w+` UNION SELECT sys_name FROM devices`+w+` UNION SELECT host FROM devices`+w, args...)
+	if err != nil {
+		return nil, fmt.Errorf("host names: %w", err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, fmt.Errorf("host names: %w", err)
+		}
+		if _, err := netip.ParseAddr(n); n != "" && err != nil {
+			out = append(out, n)
+		}
+	}
+	// Sorted here: the databases' collations differ.
+	slices.Sort(out)
 	return out, rows.Err()
 }

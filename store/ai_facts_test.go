@@ -384,3 +384,45 @@ func TestBusiestIfaces(t *testing.T) {
 		}
 	})
 }
+
+// TestHostNames: agent and device names, sysNames and hosts that are
+// names, of one site or all, once each, sorted; addresses and empty
+// values are left out.
+func TestHostNames(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		seedAIAgents(t, db, [][2]string{{"web-01", "n"}, {"pay-01", "s"}, {"db-01", "n"}})
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			for _, d := range []store.Device{
+				{Name: "core-sw1", Host: "10.1.0.1", Site: "n"},
+				{Name: "fw-01", Host: "fw-01.corp.example", Site: "n"},
+				{Name: "web-01", Site: "n"}, // a topology node named like an agent
+				{Name: "sw-south", Host: "sw-south.corp.example", Site: "s"},
+			} {
+				d.Enabled, d.CreatedAt = true, 1
+				if _, err := tx.InsertDevice(ctx, d); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			site string
+			want []string
+		}{
+			{"n", []string{"core-sw1", "db-01", "fw-01", "fw-01.corp.example", "web-01"}},
+			{"", []string{"core-sw1", "db-01", "fw-01", "fw-01.corp.example", "pay-01", "sw-south", "sw-south.corp.example", "web-01"}},
+		} {
+			got, err := db.HostNames(ctx, tc.site)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("site %q (-want +got):\n%s", tc.site, d)
+			}
+		}
+	})
+}
