@@ -35,6 +35,10 @@ func windowSQL(col string, ws []TimeWindow, args []any) (cond, which string, _ [
 		fmt.Fprintf(&w, " WHEN %s THEN %d", r, i)
 	}
 	w.WriteString(" END")
+	if len(ws) == 1 {
+		// One window: no CASE to evaluate per row.
+		return c.String(), "0", args
+	}
 	return "(" + c.String() + ")", w.String(), args
 }
 
@@ -65,17 +69,26 @@ func (a AgentWindowTraffic) Bytes(interval int64) (in, out float64) {
 
 // AgentTrafficWindows aggregates the agents' samples with a rate in each
 // of windows, per agent and window, by agent then window; site keeps
-// that site's agents, agentID > 0 one agent.
-func (db *DB) AgentTrafficWindows(ctx context.Context, site string, agentID int64, windows []TimeWindow) ([]AgentWindowTraffic, error) {
+// that site's agents, agentIDs (when not nil) those agents. Every sample
+// of the windows is read: a fleet's hour is one row per agent and
+// telemetry interval, so callers ask many windows for a few agents only.
+func (db *DB) AgentTrafficWindows(ctx context.Context, site string, agentIDs []int64, windows []TimeWindow) ([]AgentWindowTraffic, error) {
 	out := []AgentWindowTraffic{}
-	if len(windows) == 0 {
+	if len(windows) == 0 || (agentIDs != nil && len(agentIDs) == 0) {
 		return out, nil
 	}
 	cond, which, args := windowSQL("ts", windows, nil)
 	where := ` WHERE has_rate AND ` + cond
-	if agentID > 0 {
-		args = append(args, agentID)
-		where += fmt.Sprintf(` AND agent_id = $%d`, len(args))
+	if agentIDs != nil {
+		var b strings.Builder
+		for i, id := range agentIDs {
+			args = append(args, id)
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "$%d", len(args))
+		}
+		where += ` AND agent_id IN (` + b.String() + `)`
 	}
 	if site != "" {
 		args = append(args, site)

@@ -59,23 +59,28 @@ func TestAgentTrafficWindows(t *testing.T) {
 		ins("a1", 5, aiNow, 1, 1, true) // the window's end is open
 		ws := []store.TimeWindow{{From: aiNow - 3600, To: aiNow}, {From: aiNow - 86400 - 3600, To: aiNow - 86400}}
 		for _, tc := range []struct {
-			name  string
-			site  string
-			agent int64
-			want  []store.AgentWindowTraffic
+			name   string
+			site   string
+			agents []int64
+			want   []store.AgentWindowTraffic
 		}{
-			{"site n", "n", 0, []store.AgentWindowTraffic{
+			{"site n", "n", nil, []store.AgentWindowTraffic{
 				{AgentID: ids["a1"], Window: 0, InSum: 400, OutSum: 600, N: 2, MinTS: aiNow - 3000, MaxTS: aiNow - 2400},
 				{AgentID: ids["a1"], Window: 1, InSum: 50, OutSum: 50, N: 1, MinTS: aiNow - 86460, MaxTS: aiNow - 86460},
 				{AgentID: ids["a2"], Window: 1, InSum: 10, OutSum: 20, N: 1, MinTS: aiNow - 86430, MaxTS: aiNow - 86430},
 			}},
-			{"one agent", "", ids["a3"], []store.AgentWindowTraffic{
+			{"one agent", "", []int64{ids["a3"]}, []store.AgentWindowTraffic{
 				{AgentID: ids["a3"], Window: 0, InSum: 7, OutSum: 7, N: 1, MinTS: aiNow - 60, MaxTS: aiNow - 60},
 			}},
-			{"agent of another site", "n", ids["a3"], []store.AgentWindowTraffic{}},
+			{"agent of another site", "n", []int64{ids["a3"]}, []store.AgentWindowTraffic{}},
+			{"two agents", "", []int64{ids["a2"], ids["a3"]}, []store.AgentWindowTraffic{
+				{AgentID: ids["a2"], Window: 1, InSum: 10, OutSum: 20, N: 1, MinTS: aiNow - 86430, MaxTS: aiNow - 86430},
+				{AgentID: ids["a3"], Window: 0, InSum: 7, OutSum: 7, N: 1, MinTS: aiNow - 60, MaxTS: aiNow - 60},
+			}},
+			{"no agents", "", []int64{}, []store.AgentWindowTraffic{}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				got, err := db.AgentTrafficWindows(ctx, tc.site, tc.agent, ws)
+				got, err := db.AgentTrafficWindows(ctx, tc.site, tc.agents, ws)
 				if err != nil {
 					t.Fatal(err)
 				}

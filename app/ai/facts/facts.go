@@ -36,7 +36,7 @@ type AgentStore interface {
 	ListAgents(ctx context.Context, site string) ([]store.Agent, error)
 	Agent(ctx context.Context, id int64) (store.Agent, error)
 	AgentHistory(ctx context.Context, id, from int64) ([]store.AgentSample, error)
-	AgentTrafficWindows(ctx context.Context, site string, agentID int64, windows []store.TimeWindow) ([]store.AgentWindowTraffic, error)
+	AgentTrafficWindows(ctx context.Context, site string, agentIDs []int64, windows []store.TimeWindow) ([]store.AgentWindowTraffic, error)
 	AgentNewNames(ctx context.Context, agentID, from, since int64, limit int) (procs, dests, domains []store.NewName, err error)
 }
 
