@@ -14,6 +14,7 @@ import (
 	"netmon/app/ai/prompt"
 	"netmon/app/errs"
 	"netmon/store"
+	"netmon/store/record"
 	"netmon/store/storetest"
 )
 
@@ -300,4 +301,65 @@ func TestPseudonymised(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestDeepAnomalySeries: an anomaly of a process's traffic shows that
+// process's minutes (bits per second), the name in the data only.
+func TestDeepAnomalySeries(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		s := seed(t, db)
+		e, err := db.InsertAlertEvent(context.Background(), record.AlertEvent{TS: now - 1200, Kind: "anomaly", Key: itoa(s.web) + "|proc:xmrig", Severity: 6,
+			State: "firing", Site: "north", AgentID: s.web, Message: "agent " + itoa(s.web) + ": proc:xmrig 8.0 kbit/s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, err := builder(db).Facts(context.Background(), ai.Scope{Kind: ai.ScopeAnomaly, Ref: itoa(e.ID), Site: "north"}, prompt.New())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// xmrig sent 40 kB in and 20 kB out in the minute 07:40: 8 kbit/s.
+		want := fmt.Sprintf("96 [anomaly:series] Series of alert event %d: the series named in the data of agent %d, mean per 5 minutes from 2027-01-15 07:10 UTC to 2027-01-15 08:00 UTC (first firing 2027-01-15 07:40 UTC, last 2027-01-15 07:40 UTC); buckets without samples are left out: 07:40 8.00 kbit/s | series=proc:xmrig",
+			e.ID, s.web)
+		var got []string
+		for _, f := range fs {
+			got = append(got, line(f))
+		}
+		if !slices.Contains(got, want) {
+			t.Errorf("missing\n%s\ngot:\n%s", want, strings.Join(got, "\n"))
+		}
+	})
+}
+
+// TestBudget: when the budget is short, what is left out is the least
+// useful: the fleet's state and open alerts stay, the interface and
+// SNI/Host lists go first.
+func TestBudget(t *testing.T) {
+	db := storetest.OpenSQLite(t)
+	seed(t, db)
+	ps := prompt.New()
+	fs, err := builder(db).Facts(context.Background(), ai.Scope{Kind: ai.ScopeFleet}, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := prompt.Build(prompt.SystemPrompt, fs, 5<<10, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Omitted == 0 || len(c.Bytes) > 5<<10 {
+		t.Fatalf("%d bytes, %d facts left out: the budget does not bite", len(c.Bytes), c.Omitted)
+	}
+	var kept []string
+	for _, f := range c.Preview.Facts {
+		kept = append(kept, f.Source)
+	}
+	for _, src := range []string{"agents:summary", "alerts:summary", "incidents:open", "alerts:open"} {
+		if !slices.Contains(kept, src) {
+			t.Errorf("%s left out; kept %v", src, kept)
+		}
+	}
+	for _, src := range []string{"devices:interfaces", "l7:top_hosts"} {
+		if slices.Contains(kept, src) {
+			t.Errorf("%s kept before more useful facts; kept %v", src, kept)
+		}
+	}
 }
