@@ -76,13 +76,18 @@ type FlowStore interface {
 	FlowHostBytes(ctx context.Context, site string, windows []store.TimeWindow, hosts []string, limit int) ([]store.HostWindowBytes, error)
 }
 
+// TrafficStore reads the hub's own capture.
+type TrafficStore interface {
+	TrafficMinutes(ctx context.Context, from, to int64) ([]store.TrafficMinute, error)
+}
+
 // NameStore lists the host names netmon knows.
 type NameStore interface {
 	HostNames(ctx context.Context, site string) ([]string, error)
 }
 
 // Deps are the Builder's readers (each is *store.DB in the hub; see
-// StoreDeps) and settings.
+// StoreDeps: every one is needed) and settings.
 type Deps struct {
 	Agents  AgentStore
 	Deep    DeepStore
@@ -90,6 +95,7 @@ type Deps struct {
 	Devices DeviceStore
 	Flows   FlowStore
 	Names   NameStore
+	Traffic TrafficStore
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 	// Interval is the agents' telemetry interval (default 30 s): an agent
@@ -102,7 +108,7 @@ type Deps struct {
 
 // StoreDeps is Deps reading db.
 func StoreDeps(db *store.DB) Deps {
-	return Deps{Agents: db, Deep: db, Alerts: db, Devices: db, Flows: db, Names: db}
+	return Deps{Agents: db, Deep: db, Alerts: db, Devices: db, Flows: db, Names: db, Traffic: db}
 }
 
 // Builder builds the facts of a scope: ai.FactSource.

@@ -57,9 +57,10 @@ func TestFacts(t *testing.T) {
 			lines   []string
 		}{
 			{"fleet", ai.Scope{Kind: ai.ScopeFleet},
-				[]string{"agents:summary", "agents:offline", "agents:top_talkers", "flows:top_talkers", "processes:top", "dns:top_domains", "l7:top_hosts",
+				[]string{"agents:summary", "agents:offline", "agents:top_talkers", "capture:traffic", "flows:top_talkers", "processes:top", "dns:top_domains", "l7:top_hosts",
 					"alerts:summary", "alerts:open", "incidents:open", "devices:health", "devices:unreachable", "devices:interfaces"},
 				[]string{
+					"82 [capture:traffic] The hub's own capture over the last hour (120 s captured): 9.00 MB in, 3.00 MB out, 12.0 MB in all; +200% against the baseline of 4.00 MB (mean of the same hour on 1 of the previous 7 days). | ",
 					"100 [agents:summary] Fleet (every site) at 2027-01-15 08:00 UTC: 3 agents enrolled, 2 online (telemetry within 90 s), 1 offline (0 never sent telemetry); process attribution is off on 1. | ",
 					"80 [agents:offline] Offline agent {db}: last telemetry 2027-01-15 07:00 UTC. | agent=db-01; site=north",
 					// pay-01: 100 kB/s each way held 1200 s three times; web-01: 1000 and 500 B/s, half of it yesterday.

@@ -20,6 +20,7 @@ const (
 	pFleetOpenAlert = 90
 	pFleetTalkers   = 86
 	pFleetDevices   = 84
+	pFleetCapture   = 82
 	pFleetOffline   = 80
 	pFleetHosts     = 74
 	pFleetProcs     = 70
@@ -79,6 +80,12 @@ func (b *Builder) fleet(ctx context.Context, l *list, site string, now int64) er
 
 	if err := b.talkers(ctx, l, "agents:top_talkers", pFleetTalkers, site, 0, byID, now); err != nil {
 		return err
+	}
+	if site == "" {
+		// The hub's own capture belongs to no site.
+		if err := b.capture(ctx, l, now); err != nil {
+			return err
+		}
 	}
 	if err := b.flowHosts(ctx, l, site, now); err != nil {
 		return err
@@ -182,6 +189,43 @@ func (b *Builder) talkers(ctx context.Context, l *list, source string, top int, 
 		}
 		l.add(source, prio(top, i), text, l.host("agent", a.Name), l.site(a.Site))
 	}
+	return nil
+}
+
+// capture adds the bytes of the hub's own capture over the last hour
+// against the same hour of the previous days.
+func (b *Builder) capture(ctx context.Context, l *list, now int64) error {
+	var cur [2]float64
+	var base float64
+	var days, seconds int
+	for i, w := range baselineWindows(now) {
+		ms, err := b.d.Traffic.TrafficMinutes(ctx, w.From, w.To)
+		if err != nil {
+			return err
+		}
+		var in, out float64
+		for _, m := range ms {
+			in, out = in+float64(m.InBytes), out+float64(m.OutBytes)
+			if i == 0 {
+				seconds += int(m.Seconds)
+			}
+		}
+		switch {
+		case i == 0:
+			cur = [2]float64{in, out}
+		case len(ms) > 0:
+			base += in + out
+			days++
+		}
+	}
+	if days > 0 {
+		base /= float64(days)
+	}
+	if seconds == 0 && days == 0 {
+		return nil // no capture on this hub
+	}
+	l.add("capture:traffic", pFleetCapture, fmt.Sprintf("The hub's own capture over the last hour (%d s captured): %s in, %s out, %s in all; %s.",
+		seconds, bytesText(cur[0]), bytesText(cur[1]), bytesText(cur[0]+cur[1]), change(cur[0]+cur[1], base, days)))
 	return nil
 }
 

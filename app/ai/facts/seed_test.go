@@ -137,6 +137,15 @@ func seed(t testing.TB, db *store.DB) seeded {
 	}))
 	must(err)
 
+	// The hub's capture: 10 minutes of the last hour, and yesterday's.
+	for _, m := range []store.TrafficMinute{
+		{TS: now - 600, InBytes: 6_000_000, OutBytes: 2_000_000, Seconds: 60},
+		{TS: now - 540, InBytes: 3_000_000, OutBytes: 1_000_000, Seconds: 60},
+		{TS: now - day - 600, InBytes: 2_000_000, OutBytes: 2_000_000, Seconds: 60},
+	} {
+		must(db.AddTrafficMinute(ctx, m))
+	}
+
 	// Devices: core-sw1 polled with a hot uplink, fw-01 with a tunnel
 	// down, an SSL VPN user and SD-WAN, ap-03 unreachable, sw-south fine.
 	f := func(v float64) *float64 { return &v }
