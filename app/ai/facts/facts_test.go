@@ -57,8 +57,8 @@ func TestFacts(t *testing.T) {
 			lines   []string
 		}{
 			{"fleet", ai.Scope{Kind: ai.ScopeFleet},
-				[]string{"agents:summary", "agents:offline", "agents:top_talkers", "capture:traffic", "flows:top_talkers", "processes:top", "dns:top_domains", "l7:top_hosts",
-					"alerts:summary", "alerts:open", "incidents:open", "devices:health", "devices:unreachable", "devices:interfaces"},
+				[]string{"agents:summary", "agents:offline", "capture:traffic", "flows:top_talkers", "processes:top", "dns:top_domains", "l7:top_hosts",
+					"alerts:summary", "alerts:open", "incidents:open", "devices:health", "devices:unreachable", "devices:interfaces", "agents:top_talkers"},
 				[]string{
 					"82 [capture:traffic] The hub's own capture over the last hour (120 s captured): 9.00 MB in, 3.00 MB out, 12.0 MB in all; +200% against the baseline of 4.00 MB (mean of the same hour on 1 of the previous 7 days). | ",
 					"100 [agents:summary] Fleet (every site) at 2027-01-15 08:00 UTC: 3 agents enrolled, 2 online (telemetry within 90 s), 1 offline (0 never sent telemetry); process attribution is off on 1. | ",
@@ -79,8 +79,8 @@ func TestFacts(t *testing.T) {
 					"58 [devices:interfaces] Interface rank 2 by utilisation in the devices' last polls: device {core} ifIndex 1, rx 91.0%, tx 10.0% (910 Mbit/s in, 100 Mbit/s out), speed 1.00 Gbit/s, oper up, polled 2027-01-15 07:59 UTC. | device=core-sw1; interface=Gi0/1; alias=uplink to fw-01",
 				}},
 			{"fleet of site north", ai.Scope{Kind: ai.ScopeFleet, Site: "north"},
-				[]string{"agents:summary", "agents:offline", "agents:top_talkers", "flows:top_talkers", "processes:top", "dns:top_domains", "l7:top_hosts",
-					"alerts:summary", "alerts:open", "incidents:open", "devices:health", "devices:unreachable", "devices:interfaces"},
+				[]string{"agents:summary", "agents:offline", "flows:top_talkers", "processes:top", "dns:top_domains", "l7:top_hosts",
+					"alerts:summary", "alerts:open", "incidents:open", "devices:health", "devices:unreachable", "devices:interfaces", "agents:top_talkers"},
 				[]string{
 					"100 [agents:summary] Fleet of the reader's site at 2027-01-15 08:00 UTC: 2 agents enrolled, 1 online (telemetry within 90 s), 1 offline (0 never sent telemetry); process attribution is off on 1. | site=north",
 					"86 [agents:top_talkers] Agent {web}, rank 1 by interface bytes over the last hour: 3.60 MB in, 1.80 MB out, 5.40 MB in all; +100% against the baseline of 2.70 MB (mean of the same hour on 1 of the previous 7 days). | agent=web-01",

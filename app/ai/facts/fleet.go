@@ -78,9 +78,20 @@ func (b *Builder) fleet(ctx context.Context, l *list, site string, now int64) er
 			l.host("agent", a.Name), l.site(a.Site))
 	}
 
-	if err := b.talkers(ctx, l, "agents:top_talkers", pFleetTalkers, site, 0, byID, now); err != nil {
-		return err
+	// The fleet's hour of telemetry is the longest read (a row per agent
+	// and interval): it runs beside the others.
+	type talkersResult struct {
+		rows []talker
+		err  error
 	}
+	talked := make(chan talkersResult, 1)
+	go func() {
+		rows, err := b.agentTalkers(ctx, site, 0, now, b.d.Limit)
+		talked <- talkersResult{rows, err}
+	}()
+	// Every return below waits for it: the read must not outlive Facts.
+	wait := func() talkersResult { r := <-talked; talked <- r; return r }
+	defer wait()
 	if site == "" {
 		// The hub's own capture belongs to no site.
 		if err := b.capture(ctx, l, now); err != nil {
@@ -103,7 +114,15 @@ func (b *Builder) fleet(ctx context.Context, l *list, site string, now int64) er
 	if err := b.incidents(ctx, l, "incidents:open", site, 0, pFleetIncidents, byID); err != nil {
 		return err
 	}
-	return b.deviceHealth(ctx, l, site, devices, now)
+	if err := b.deviceHealth(ctx, l, site, devices, now); err != nil {
+		return err
+	}
+	r := wait()
+	if r.err != nil {
+		return r.err
+	}
+	l.talkers("agents:top_talkers", pFleetTalkers, r.rows, 0, byID)
+	return nil
 }
 
 func siteField(site string) (f fieldT) {
@@ -173,12 +192,18 @@ func (b *Builder) agentTalkers(ctx context.Context, site string, agentID int64, 
 	return out, nil
 }
 
-// talkers adds the top agents by bytes.
+// talkers adds the agents' bytes (agentTalkers); agentID > 0 words it
+// as one agent's traffic.
 func (b *Builder) talkers(ctx context.Context, l *list, source string, top int, site string, agentID int64, byID map[int64]store.Agent, now int64) error {
 	rows, err := b.agentTalkers(ctx, site, agentID, now, b.d.Limit)
 	if err != nil {
 		return err
 	}
+	l.talkers(source, top, rows, agentID, byID)
+	return nil
+}
+
+func (l *list) talkers(source string, top int, rows []talker, agentID int64, byID map[int64]store.Agent) {
 	for i, t := range rows {
 		a := byID[t.id]
 		text := fmt.Sprintf("Agent %d, rank %d by interface bytes over the last hour: %s in, %s out, %s in all; %s.",
@@ -189,7 +214,6 @@ func (b *Builder) talkers(ctx context.Context, l *list, source string, top int, 
 		}
 		l.add(source, prio(top, i), text, l.host("agent", a.Name), l.site(a.Site))
 	}
-	return nil
 }
 
 // capture adds the bytes of the hub's own capture over the last hour
