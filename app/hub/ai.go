@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"netmon/app/ai"
+	"netmon/app/ai/facts"
 	"netmon/app/ai/triage"
 	"netmon/app/audit"
 	"netmon/app/reports"
@@ -23,7 +24,7 @@ func (h *Hub) buildAI() {
 	h.ai = ai.New(h.log.With("component", "ai"), h.cfg.AI, ai.Deps{
 		DB:       h.db,
 		Vault:    h.vault,
-		Facts:    h.aiFacts(),
+		Facts:    facts.New(aiFactDeps(h)),
 		Guard:    h.netGuard,
 		Auditor:  audit.Builder{},
 		Registry: h.reg,
@@ -68,6 +69,11 @@ func (r reportAnalyses) LatestAnalyses(ctx context.Context, site string, from, t
 	return out, nil
 }
 
-// aiFacts is the facts source of the assistant; nil until the facts
-// builder is wired.
-func (h *Hub) aiFacts() ai.FactSource { return nil }
+// aiFactDeps are the store's reads of the facts, with the agents'
+// telemetry interval (online: telemetry within three of them, as in the
+// agent list).
+func aiFactDeps(h *Hub) facts.Deps {
+	d := facts.StoreDeps(h.db)
+	d.Interval = h.cfg.Fleet.Interval
+	return d
+}
