@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"time"
 
@@ -203,6 +204,10 @@ func (s *Server) aiPostMessage(c *gin.Context, in *aiMessageIn) error {
 	if err := s.aiOn(); err != nil {
 		return err
 	}
+	// The body read to its end: only then does net/http watch the
+	// connection and cancel the request's context when the client goes
+	// away, which is what stops the provider's call on Cancel.
+	_, _ = io.Copy(io.Discard, c.Request.Body)
 	turn, err := s.deps.AI.Begin(c, auditActor(c), ownSite(c), in.ID, in.Body)
 	if err != nil {
 		return err

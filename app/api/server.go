@@ -368,7 +368,7 @@ func (s *Server) middleware(r router.Route) []gin.HandlerFunc {
 		limit = r.BodyLimit
 	}
 	chain := []gin.HandlerFunc{s.bodyLimit(limit)}
-	if changes(r.Method) {
+	if changes(r.Method) && !r.FollowsClient {
 		chain = append(chain, detach)
 	}
 	return append(chain, s.authorize(r))

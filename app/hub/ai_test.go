@@ -1,10 +1,13 @@
 package hub
 
 import (
+	"bufio"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"netmon/app/ai/provider/providertest"
 	"netmon/app/config"
@@ -113,4 +116,49 @@ func TestAIThroughTheHub(t *testing.T) {
 			t.Errorf("provider's Authorization %q", got)
 		}
 	})
+}
+
+// TestAIClientGoesAway: a client that disconnects mid-answer cancels the
+// provider's call at once and leaves the part received stored, marked
+// partial (the connection's end reaches the handler through net/http's
+// watch of the connection, which starts once the body is read whole).
+func TestAIClientGoesAway(t *testing.T) {
+	h, boot := bootstrap(t, filepath.Join(t.TempDir(), "netmon.db"), func(c *config.HubConfig) { c.AI.Enabled = true })
+	fake := providertest.New(t, "compat")
+	fake.Push(providertest.Script{Hold: true, Chunks: providertest.Stream("compat", providertest.Answer{NoEnd: true,
+		Parts: []providertest.Part{{Text: "first half"}}})})
+	boot.call("POST", "/api/v1/ai/providers", map[string]any{"name": "slow", "kind": "compat", "base_url": fake.URL, "default_model": "fake-small"}).must(t, 200)
+	boot.call("POST", "/api/v1/ai/conversations", map[string]any{"scope_kind": "fleet"}).must(t, 200)
+
+	req, _ := http.NewRequest("POST", h.base+"/api/v1/ai/conversations/1/messages", strings.NewReader(`{"content":"go on"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.AddCookie(&http.Cookie{Name: "nm_session", Value: boot.cookie})
+	for k, v := range boot.headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || line != `data: {"delta":"first half"}`+"\n" {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	resp.Body.Close() // the client goes away
+	select {
+	case <-fake.Gone():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the provider's call was not cancelled when the client went away")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r := boot.call("GET", "/api/v1/ai/conversations/1", nil).must(t, 200)
+		if strings.Contains(r.body, `"role":"assistant","content":"first half"`) && strings.Contains(r.body, `"partial":true`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no partial answer stored: %.600s", r.body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -37,6 +37,11 @@ type Route struct {
 	// BodyLimit overrides the server's request body limit (bytes; 0 = the
 	// server's), for routes whose bodies are much smaller or larger.
 	BodyLimit int64
+	// FollowsClient exempts a state-changing route from the detached
+	// context (app/api detach): its handler streams an answer that must
+	// stop when the client goes away, and commits what it must (the
+	// stored answer and its audit record) on a context of its own.
+	FollowsClient bool
 	// BodyTimeout overrides how long the client may take to send the body
 	// (0 = the server's, 5 s), for routes whose bodies are large.
 	BodyTimeout time.Duration

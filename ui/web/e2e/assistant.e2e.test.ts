@@ -117,7 +117,7 @@ describe('the assistant', () => {
 
   test('admin: add the local provider, its kind described; Test shows latency and models', async () => {
     await page.goto(`${hub.url}/admin/ai-providers`)
-    await page.getByLabel('Name').fill('fake-local')
+    await page.getByLabel('Name', { exact: true }).fill('fake-local')
     await page.getByLabel('Kind').selectOption('compat')
     expect(await page.getByTestId('ai-kind-hint').textContent()).toBe('any OpenAI-compatible server (vLLM, LM Studio, LocalAI, …)')
     await page.getByLabel('Base URL').fill(llmUrl)
@@ -129,7 +129,7 @@ describe('the assistant', () => {
     await expect.poll(() => table.textContent()).toContain('fake-local')
     expect(await table.textContent()).toContain('local')
     await page.getByRole('button', { name: 'Test fake-local' }).click()
-    await expect.poll(() => page.getByTestId('ai-provider-test').first().textContent(), { timeout: 15_000 }).toMatch(/^ok, \d+ ms; models: fake-model$/)
+    await expect.poll(() => page.getByTestId('ai-provider-test').first().textContent(), { timeout: 15_000 }).toMatch(/^ok, [\d.]+ ms; models: fake-model$/)
     await screenshot(page, 'ai-providers')
   })
 
