@@ -11,6 +11,7 @@ import (
 
 	"netmon/app/ai/provider/providertest"
 	"netmon/app/config"
+	"netmon/store"
 	"netmon/store/storetest"
 )
 
@@ -160,5 +161,55 @@ func TestAIClientGoesAway(t *testing.T) {
 			t.Fatalf("no partial answer stored: %.600s", r.body)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestAISiteScope: a site-bound analyst opens a conversation on its own
+// site's agent, gets 404 for another site's agent exactly as for a
+// missing one, and never lists another site's conversations; the facts
+// of its own agent reach the provider as tokens.
+func TestAISiteScope(t *testing.T) {
+	h, boot := bootstrap(t, filepath.Join(t.TempDir(), "netmon.db"), func(c *config.HubConfig) { c.AI.Enabled = true; c.Auth.MultiSite = true })
+	ctx := t.Context()
+	ids := map[string]int64{}
+	for _, a := range []store.Agent{{Name: "db-01.site-a.example", Site: "a", MachineID: "m-a"}, {Name: "db-09.site-b.example", Site: "b", MachineID: "m-b"}} {
+		a.TokenHash, a.EnrolledAt, a.LastSeen = "h-"+a.MachineID, time.Now().Unix(), time.Now().Unix()
+		if err := h.db.InTx(ctx, func(tx *store.Tx) error {
+			id, _, err := tx.CreateAgent(ctx, a)
+			ids[a.Site] = id
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake := providertest.New(t, "compat")
+	fake.Push(providertest.Script{Chunks: providertest.Stream("compat", providertest.Answer{Parts: []providertest.Part{{Text: "fine"}}})})
+	boot.call("POST", "/api/v1/ai/providers", map[string]any{"name": "p", "kind": "compat", "base_url": fake.URL, "default_model": "fake-small"}).must(t, 200)
+	boot.createUser("ann", "analyst-pass-1", "analyst", "a")
+	ann := h.client(t)
+	ann.login("ann", "analyst-pass-1")
+
+	other := ann.call("POST", "/api/v1/ai/conversations", map[string]any{"scope_kind": "agent", "scope_ref": fmt.Sprint(ids["b"])})
+	missing := ann.call("POST", "/api/v1/ai/conversations", map[string]any{"scope_kind": "agent", "scope_ref": "999"})
+	if other.code != 404 || missing.code != 404 || strings.Replace(other.body, fmt.Sprint(ids["b"]), "N", 1) != strings.Replace(missing.body, "999", "N", 1) {
+		t.Errorf("another site's agent: %d %s; a missing one: %d %s", other.code, other.body, missing.code, missing.body)
+	}
+	boot.call("POST", "/api/v1/ai/conversations", map[string]any{"scope_kind": "agent", "scope_ref": fmt.Sprint(ids["b"])}).must(t, 200)
+	r := ann.call("POST", "/api/v1/ai/conversations", map[string]any{"scope_kind": "agent", "scope_ref": fmt.Sprint(ids["a"])}).must(t, 200)
+	var created struct{ ID int64 }
+	r.decode(t, &created)
+	ann.call("POST", fmt.Sprintf("/api/v1/ai/conversations/%d/messages", created.ID), map[string]any{"content": "anything odd?"}).must(t, 200)
+	if l := ann.call("GET", "/api/v1/ai/conversations", nil).must(t, 200); strings.Count(l.body, `"id":`) != 1 || !strings.Contains(l.body, `"site":"a"`) {
+		t.Errorf("site a's list: %s", l.body)
+	}
+	if l := boot.call("GET", "/api/v1/ai/conversations", nil).must(t, 200); strings.Count(l.body, `"id":`) != 2 {
+		t.Errorf("the global admin's list: %s", l.body)
+	}
+	if r := ann.call("GET", "/api/v1/ai/conversations/1", nil); r.code != 404 {
+		t.Errorf("site a reading site b's conversation: %d", r.code)
+	}
+	body := string(fake.Requests()[0].Body)
+	if strings.Contains(body, "db-01.site-a.example") || !strings.Contains(body, "host-") {
+		t.Errorf("the agent's name left the hub as is, or no token was sent: %.300s", body)
 	}
 }
