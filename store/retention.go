@@ -69,6 +69,9 @@ type retentionTable struct {
 // packages register. It is a component: NewRetention, Register, then Start
 // and Stop.
 type Retention struct {
+	// IsLeader says whether this replica purges (the leader when several
+	// hubs share a database); nil: always. Set before Start.
+	IsLeader func() bool
 	// guard recovers a panic of the purge loop (netmon_panics_total
 	// {component="retention"}) and runs it again.
 	guard   *panics.Guard
@@ -222,8 +225,11 @@ func (r *Retention) loop(ctx context.Context, first time.Duration) {
 			return
 		case <-timer.C:
 		}
-		// RunOnce logs and counts its failures; the next run retries.
-		_, _ = r.RunOnce(ctx)
+		// RunOnce logs and counts its failures; the next run retries. A
+		// replica that does not lead leaves the purge to the one that does.
+		if r.IsLeader == nil || r.IsLeader() {
+			_, _ = r.RunOnce(ctx)
+		}
 		timer.Reset(r.cfg.Interval)
 	}
 }

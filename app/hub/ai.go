@@ -28,13 +28,14 @@ func (h *Hub) buildAI() {
 		Guard:    h.netGuard,
 		Auditor:  audit.Builder{},
 		Registry: h.reg,
+		IsLeader: h.leader.IsLeader,
 	})
 	h.parts.add("ai", h.ai.Start, noCtx(h.ai.Stop))
 	on := h.cfg.AI.Enabled
 	tcfg := h.cfg.AI.Triage
 	tcfg.Enabled = tcfg.Enabled && on
 	tri := triage.New(h.log.With("component", "ai_triage"), tcfg, triage.Deps{
-		DB: h.db, Analyst: h.ai, Conversations: h.db, Registerer: h.reg,
+		DB: h.db, Analyst: h.ai, Conversations: h.db, Registerer: h.reg, IsLeader: h.leader.IsLeader,
 	})
 	h.parts.add("ai_triage", tri.Start, noCtx(tri.Stop))
 	ncfg := h.cfg.AI.Nightly
@@ -44,7 +45,7 @@ func (h *Hub) buildAI() {
 		loc = time.UTC // validated at start (config); never reached
 	}
 	nightly := triage.NewNightly(h.log.With("component", "ai_nightly"), ncfg, triage.NightlyDeps{
-		DB: h.db, Analyst: h.ai, Mailer: h.notifier, Registerer: h.reg, Location: loc,
+		DB: h.db, Analyst: h.ai, Mailer: h.notifier, Registerer: h.reg, Location: loc, IsLeader: h.leader.IsLeader,
 	})
 	h.parts.add("ai_nightly", nightly.Start, noCtx(nightly.Stop))
 }

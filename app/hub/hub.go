@@ -22,6 +22,7 @@ import (
 	"netmon/alerting/incident"
 	"netmon/alerting/notify"
 	"netmon/app/ai"
+	"netmon/app/leader"
 	"netmon/collectors/geo/threat"
 	"slices"
 	"strconv"
@@ -109,6 +110,8 @@ type Hub struct {
 	reports *reports.Service
 	// ai is the advisory assistant (its triage and nightly parts beside).
 	ai *ai.Service
+	// leader is the lease of the loops that must run once per database.
+	leader *leader.Leader
 	// iocList and categories are the -ioc-file and
 	// -domain-category-file watches (threat.go).
 	incidents  *incident.Correlator
@@ -256,7 +259,12 @@ func (h *Hub) buildStore(ctx context.Context) error {
 			return fmt.Errorf("register database metrics: %w", err)
 		}
 	}
+	// The leader lease (issue 33): the loops that must run once run on
+	// the replica holding it; first to start, last to stop.
+	h.leader = leader.New(h.log.With("component", "leader"), leader.Config{}, leader.Deps{Store: db, Registerer: h.reg})
+	h.parts.add("leader", h.leader.Start, noCtx(h.leader.Stop))
 	h.retention = store.NewRetention(h.log.With("component", "retention"), h.cfg.Retention, db, h.reg)
+	h.retention.IsLeader = h.leader.IsLeader
 	for _, table := range slices.Concat(store.TrafficTables, store.FlowTables, store.SyslogTables, store.AgentTables, store.DeepTables, store.DeviceTables) {
 		if err := h.retention.Register(table, "ts"); err != nil {
 			return fmt.Errorf("register retention: %w", err)

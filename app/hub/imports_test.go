@@ -102,6 +102,7 @@ var importRules = []struct {
 	// The assistant's context: pseudonyms, quoting and assembly over
 	// the provider's Message type; no store, no routes.
 	{"app/ai/prompt", []string{"app/ai/provider"}},
+	{"app/leader", []string{"app/panics"}},
 	{"app/ai", []string{"app/ai/prompt", "app/ai/provider", "app/errs", "app/netguard", "app/panics", "store"}},
 	{"app/ai/facts", []string{"app/ai", "app/ai/prompt", "app/errs", "store", "store/record"}},
 	{"app/ai/triage", []string{"app/ai", "app/panics", "store", "store/record"}},
@@ -131,7 +132,7 @@ var importRules = []struct {
 	{"app/api", []string{"agentmode/wire", "app/ai", "app/ai/prompt", "alerting", "alerting/anomaly", "alerting/health", "alerting/incident", "alerting/notify", "app/api/router", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/errs", "app/fleet", "app/fleet/agents", "app/fleet/enroll", "app/fleet/intake", "app/history", "app/httpguard", "app/logging", "app/procview", "app/reports", "app/reports/model", "app/secret", "app/topology", "app/version", "capture", "capture/pcaprec", "capture/proc", "capture/source", "collectors/devices", "collectors/flows", "collectors/fwrest", "collectors/geo", "collectors/geo/threat", "collectors/snmp", "store", "store/flowagg", "store/record", "ui"}},
 	// The route machinery: the table's row type, adapters, binding, OpenAPI.
 	{"app/api/router", []string{"app/errs"}},
-	{"app/hub", []string{"app/ai", "app/ai/facts", "app/ai/triage", "alerting", "alerting/anomaly", "alerting/health", "alerting/incident", "alerting/notify", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/netguard", "app/panics", "app/reports", "app/reports/render", "app/topology", "app/version",
+	{"app/hub", []string{"app/leader", "app/ai", "app/ai/facts", "app/ai/triage", "alerting", "alerting/anomaly", "alerting/health", "alerting/incident", "alerting/notify", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/netguard", "app/panics", "app/reports", "app/reports/render", "app/topology", "app/version",
 		"capture", "capture/pcaprec", "capture/proc", "collectors/devices", "collectors/flows", "collectors/flows/netflow", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/record", "store/vault", "ui"}},
 	// The configuration composes the components' own Config structs.
 	{"app/config", []string{"app/ai", "agentmode", "alerting", "alerting/incident", "alerting/notify", "agentmode/collect", "app/api", "app/auth", "app/auth/oidc", "app/compliance", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/logging", "app/netguard", "app/reports", "app/topology", "capture", "capture/pcaprec", "collectors/devices", "collectors/flows", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},

@@ -106,7 +106,7 @@ func TestHubStopsInReverse(t *testing.T) {
 	// engine (its events); the SLA targets (they raise through the alert
 	// engine) and the reports (they mail through the notifier) after both,
 	// the reports' rollup job just before the reports.
-	wantStarted := []string{"retention", "auth", "geo", "capture", "ioc-list", "domain-categories", "queue", "compliance", "flows", "syslog", "fleet", "devices", "notify", "alerts", "topology", "incidents", "ai", "ai_triage", "ai_nightly", "sla", "report_rollup", "reports", "live", "http"}
+	wantStarted := []string{"leader", "retention", "auth", "geo", "capture", "ioc-list", "domain-categories", "queue", "compliance", "flows", "syslog", "fleet", "devices", "notify", "alerts", "topology", "incidents", "ai", "ai_triage", "ai_nightly", "sla", "report_rollup", "reports", "live", "http"}
 	if diff := cmp.Diff(started, wantStarted); diff != "" {
 		t.Errorf("start order (-got, +want):\n%s", diff)
 	}

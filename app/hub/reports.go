@@ -41,6 +41,7 @@ func (h *Hub) buildReports() error {
 		},
 		Audit:      audit.Builder{},
 		Registerer: h.reg,
+		IsLeader:   h.leader.IsLeader,
 	})
 	h.parts.add("sla", h.sla.Start, noCtx(h.sla.Stop))
 	// Closed days pre-aggregated for the reports (issue 31's figure).
@@ -55,6 +56,7 @@ func (h *Hub) buildReports() error {
 		Compliance: h.compliance,
 		Auditor:    audit.Builder{},
 		Registry:   h.reg,
+		IsLeader:   h.leader.IsLeader,
 	})
 	h.parts.add("reports", h.reports.Start, noCtx(h.reports.Stop))
 	return nil
