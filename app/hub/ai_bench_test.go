@@ -75,11 +75,16 @@ func startAIBench(b *testing.B, dsn string, mutate func(*config.HubConfig)) *aiB
 		b.Fatalf("start hub: %v", err)
 	}
 	b.Cleanup(func() { _ = h.Stop(context.Background()) })
+	return signInAIBench(b, base(h), cfg.Auth.Password)
+}
+
+// signInAIBench signs in to the hub at base with its legacy password.
+func signInAIBench(b *testing.B, base, password string) *aiBench {
 	tr := &http.Transport{MaxIdleConnsPerHost: 128, DisableCompression: true}
 	b.Cleanup(tr.CloseIdleConnections)
-	a := &aiBench{base: base(h), hc: &http.Client{Transport: tr}}
+	a := &aiBench{base: base, hc: &http.Client{Transport: tr}}
 	var login struct{ Token string }
-	a.must(b, "POST", "/api/login", map[string]any{"password": cfg.Auth.Password}, &login)
+	a.must(b, "POST", "/api/login", map[string]any{"password": password}, &login)
 	a.cookie = login.Token
 	return a
 }
@@ -259,12 +264,53 @@ const (
 )
 
 // BenchmarkAIConcurrentStreams: rss-growth-MB is the peak VmRSS of the
-// process while the 50 streams are open, less its VmRSS after one
-// warm-up answer and a full GC (runtime.GC, debug.FreeOSMemory): what 50
-// concurrent answers add. The process holds the hub, the fake provider
-// and the 50 clients. max-open is how many answers were open at once.
+// hub while the 50 streams are open, less its VmRSS after one warm-up
+// answer: what 50 concurrent answers add. in-process: the hub runs in
+// the benchmark's process, with the fake provider and the 50 clients
+// (an upper bound of the hub's share); the baseline is taken after a
+// full GC (runtime.GC, debug.FreeOSMemory). binary (with
+// -measure-binary, as make bench-ai runs it): the built hub in a process
+// of its own, driven over HTTP, its baseline read after the warm-up and
+// 2 s of quiet (no GC can be forced there). max-open is how many answers
+// were open at once.
 func BenchmarkAIConcurrentStreams(b *testing.B) {
-	a := startAIBench(b, aiBenchDSN(b, "sqlite"), func(c *config.HubConfig) { c.AI.MaxStreams = 64 })
+	b.Run("in-process", func(b *testing.B) {
+		fake, want := aiStreamsFake(b)
+		a := startAIBench(b, aiBenchDSN(b, "sqlite"), func(c *config.HubConfig) { c.AI.MaxStreams = 64 })
+		a.addProvider(b, fake.URL)
+		a.benchStreams(b, want, func() float64 {
+			runtime.GC()
+			debug.FreeOSMemory()
+			return selfRSSMB(b)
+		}, selfRSSMB)
+	})
+	b.Run("binary", func(b *testing.B) {
+		if *measureBinary == "" {
+			b.Skip("needs -measure-binary (make bench-ai)")
+		}
+		fake, want := aiStreamsFake(b)
+		dir := b.TempDir()
+		port := freePort(b)
+		const password = "bench-password-1"
+		p := startCmd(b, dir, nil, *measureBinary, "hub", "-port", fmt.Sprint(port), "-db", filepath.Join(dir, "netmon.db"),
+			"-log-level", "warn", "-capture=false", "-ip-online-lookup=false", "-host-conns=false", "-geoip-dir", filepath.Join(dir, "geoip"),
+			"-auth-password", password, "-ai", "-llm-base-url", fake.URL, "-llm-model", "fake-small")
+		defer p.stop(b)
+		base := fmt.Sprintf("http://127.0.0.1:%d", port)
+		waitHTTP(b, base+"/readyz")
+		a := signInAIBench(b, base, password)
+		pid := p.cmd.Process.Pid
+		a.benchStreams(b, want, func() float64 {
+			time.Sleep(2 * time.Second)
+			return rssMB(b, pid)
+		}, func(b *testing.B) float64 { return rssMB(b, pid) })
+	})
+}
+
+// aiStreamsFake is a compat fake answering every chat with
+// aiBenchChunks fragments, one every aiBenchChunkEvery; want is the
+// answer in full.
+func aiStreamsFake(b *testing.B) (*providertest.Server, string) {
 	fake := providertest.New(b, "compat")
 	parts := make([]providertest.Part, aiBenchChunks)
 	var full strings.Builder
@@ -273,13 +319,18 @@ func BenchmarkAIConcurrentStreams(b *testing.B) {
 		full.WriteString(parts[i].Text)
 	}
 	fake.Push(providertest.Script{Chunks: providertest.Stream("compat", providertest.Answer{TokensIn: 900, TokensOut: 450, Parts: parts})})
-	a.addProvider(b, fake.URL)
-	const want = `data: {"done":true,"tokens_in":900,"tokens_out":450}`
+	return fake, full.String()
+}
+
+// benchStreams runs aiBenchStreams answers at once, b.N times; baseline
+// reads the RSS before them, rss while they stream.
+func (a *aiBench) benchStreams(b *testing.B, want string, baseline func() float64, rss func(*testing.B) float64) {
+	const done = `data: {"done":true,"tokens_in":900,"tokens_out":450}`
 	check := func(ans *answer, err error) error {
 		switch {
 		case err != nil:
 			return err
-		case ans.done != want || ans.deltas != aiBenchChunks || ans.text.String() != full.String():
+		case ans.done != done || ans.deltas != aiBenchChunks || ans.text.String() != want:
 			return fmt.Errorf("%d deltas, done %q", ans.deltas, ans.done)
 		}
 		return nil
@@ -287,7 +338,7 @@ func BenchmarkAIConcurrentStreams(b *testing.B) {
 	if err := check(a.ask(a.conversation(b), "warm up", nil)); err != nil {
 		b.Fatal(err)
 	}
-	var growth, baseline, peakRSS, maxOpen float64
+	var growth, base0, peakRSS, maxOpen float64
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
@@ -295,9 +346,7 @@ func BenchmarkAIConcurrentStreams(b *testing.B) {
 		for i := range convs {
 			convs[i] = a.conversation(b)
 		}
-		runtime.GC()
-		debug.FreeOSMemory()
-		base := selfRSSMB(b)
+		base := baseline()
 		b.StartTimer()
 
 		var open, most atomic.Int64
@@ -313,8 +362,8 @@ func BenchmarkAIConcurrentStreams(b *testing.B) {
 				case <-stop:
 					return
 				case <-t.C:
-					if open.Load() == aiBenchStreams { // peak while all are open
-						if v := uint64(selfRSSMB(b) * 1000); v > peak.Load() {
+					if open.Load() == aiBenchStreams { // the peak while all are open
+						if v := uint64(rss(b) * 1000); v > peak.Load() {
 							peak.Store(v)
 						}
 					}
@@ -354,13 +403,13 @@ func BenchmarkAIConcurrentStreams(b *testing.B) {
 			b.Fatal("no RSS sample while all streams were open")
 		}
 		growth = max(growth, p-base)
-		baseline, peakRSS, maxOpen = base, p, float64(most.Load())
+		base0, peakRSS, maxOpen = base, p, float64(most.Load())
 	}
 	b.ReportMetric(growth, "rss-growth-MB")
-	b.ReportMetric(baseline, "baseline-MB")
+	b.ReportMetric(base0, "baseline-MB")
 	b.ReportMetric(peakRSS, "peak-MB")
 	b.ReportMetric(maxOpen, "max-open")
 }
 
-// selfRSSMB is this process's VmRSS: the hub runs in the benchmark.
+// selfRSSMB is this process's VmRSS: the in-process hub's.
 func selfRSSMB(b *testing.B) float64 { return rssMB(b, os.Getpid()) }
