@@ -21,6 +21,8 @@ import (
 
 	"netmon/app/ai/provider/providertest"
 	"netmon/app/config"
+	"netmon/store"
+	"netmon/store/record"
 	"netmon/store/storetest"
 )
 
@@ -31,7 +33,10 @@ import (
 //     byte (a fake that waits aiBenchFirstByte before its headers):
 //     target ≤ 50 ms. A first turn (the scope's context built from the
 //     store, stored with the question) and a later turn (the history read
-//     back), on SQLite and PostgreSQL.
+//     back), on SQLite and PostgreSQL; on an empty fleet, then on 1 000
+//     agents with their last hour of telemetry (the fleet scope's first
+//     turn reads it all: BenchmarkFleetFacts1000Agents in app/ai/facts
+//     times that read alone).
 //   - BenchmarkAIConcurrentStreams: 50 answers streaming at once add at
 //     most 50 MB of RSS.
 //
@@ -53,6 +58,7 @@ type aiBench struct {
 	base   string
 	cookie string
 	hc     *http.Client
+	db     *store.DB // the in-process hub's, to seed; nil for the binary
 }
 
 func startAIBench(b *testing.B, dsn string, mutate func(*config.HubConfig)) *aiBench {
@@ -75,7 +81,9 @@ func startAIBench(b *testing.B, dsn string, mutate func(*config.HubConfig)) *aiB
 		b.Fatalf("start hub: %v", err)
 	}
 	b.Cleanup(func() { _ = h.Stop(context.Background()) })
-	return signInAIBench(b, base(h), cfg.Auth.Password)
+	a := signInAIBench(b, base(h), cfg.Auth.Password)
+	a.db = h.db
+	return a
 }
 
 // signInAIBench signs in to the hub at base with its legacy password.
@@ -213,7 +221,58 @@ func BenchmarkAIFirstDelta(b *testing.B) {
 			a.addProvider(b, fake.URL)
 			b.Run("first-turn", func(b *testing.B) { a.benchFirstDelta(b, true) })
 			b.Run("later-turn", func(b *testing.B) { a.benchFirstDelta(b, false) })
+			// The same with a fleet behind the scope: the first turn's
+			// context then reads an hour of 1 000 agents' telemetry.
+			start := time.Now()
+			seedAIBenchFleet(b, a.db, 1000)
+			b.Logf("%s: 1 000 agents and their hour of telemetry seeded in %s", dialect, time.Since(start).Round(time.Millisecond))
+			b.Run("first-turn-1000-agents", func(b *testing.B) { a.benchFirstDelta(b, true) })
+			b.Run("later-turn-1000-agents", func(b *testing.B) { a.benchFirstDelta(b, false) })
 		})
+	}
+}
+
+// seedAIBenchFleet enrols n agents over 4 sites with the last hour of
+// their 30 s telemetry (what the fleet scope's busiest agents read), the
+// connections table in the last sample.
+func seedAIBenchFleet(b *testing.B, db *store.DB, n int) {
+	ctx := context.Background()
+	now := time.Now().Unix()
+	ids := make([]int64, n)
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		for i := range ids {
+			id, _, err := tx.CreateAgent(ctx, store.Agent{Name: fmt.Sprintf("ws-%04d", i), Site: fmt.Sprintf("site-%d", i%4),
+				TokenHash: fmt.Sprintf("h%d", i), EnrolledAt: now - 30*86400})
+			if err != nil {
+				return err
+			}
+			ids[i] = id
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var tel []record.Telemetry
+	for k, at := 0, now-3600+15; at < now; k, at = k+1, at+30 {
+		for i, id := range ids {
+			ip := fmt.Sprintf("10.%d.%d.%d", i%4, i/250, i%250+1)
+			rate := float64(1000 + (i*37+int(at/30))%5000)
+			t := record.Telemetry{AgentID: id, Seq: uint64(k + 1), TS: at, RemoteIP: ip, In: rate * 3, Out: rate, PPS: rate / 500, HasRates: true, AttrMethod: "ebpf"}
+			if at+30 >= now {
+				t.Rates, _ = json.Marshal([]map[string]any{{"name": "eth0", "rx_bps": rate * 24, "tx_bps": rate * 8, "pps": rate / 500, "speed_mbps": 1000}})
+			}
+			tel = append(tel, t)
+		}
+		if len(tel) >= 50_000 {
+			if _, err := db.WriteTelemetry(ctx, tel); err != nil {
+				b.Fatal(err)
+			}
+			tel = tel[:0]
+		}
+	}
+	if _, err := db.WriteTelemetry(ctx, tel); err != nil {
+		b.Fatal(err)
 	}
 }
 
