@@ -149,13 +149,18 @@ RACE_RUN ?= .
 test-race: ## go test -race over the HTTP layer (RACE_PKGS, default app/api/... and app/hub; RACE_RUN to pick tests); slow, not part of make test
 	go test -race -count=1 -timeout 60m -run '$(RACE_RUN)' $(RACE_PKGS)
 
-bench: bench-go bench-flood bench-compliance bench-prune bench-http bench-peers bench-fleet bench-attr bench-snmp bench-reports ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side, simulated agents, flow pruning, deep-collection backends
+bench: bench-go bench-flood bench-compliance bench-prune bench-http bench-peers bench-fleet bench-attr bench-snmp bench-reports bench-ai ## Go benchmarks, the built binary (cold start, RSS, HTTP load), flow collectors side by side, simulated agents, flow pruning, deep-collection backends, the AI assistant (first delta, RSS of 50 streams)
 
 bench-go: ## Go benchmarks of the hot paths
 	go test -run '^$$' -bench . -benchmem -count 1 -skip 'BenchmarkHubBinary|BenchmarkAPIVsTrivial|BenchmarkCompareCollectors|BenchmarkCardinality|BenchmarkFleet|BenchmarkAgentBinary|BenchmarkFlowPrune|BenchmarkAttributionIperf|BenchmarkKernelCostPerCall|BenchmarkPollerScale|BenchmarkPollerVsSnmpd|BenchmarkComplianceAlongsideIngest|BenchmarkIngestFloodOperatorLatency|BenchmarkE2E|BenchmarkBuild|BenchmarkReportReads' ./...
 
 bench-reports: ## reports built and rendered: a 30-day enterprise and a 90-day traffic report, HTML and PDF, over 1 000 agents' samples and 10^6 flow rows (seeded once into /tmp, a few minutes), SQLite then PostgreSQL (NETMON_TEST_PG_DSN); time, document bytes, peak RSS growth
 	go test -run '^$$' -bench '^BenchmarkE2E(PG)?$$' -benchtime 3x -benchmem -count 1 -timeout 60m ./app/reports
+
+bench-ai: build ## the AI assistant (issue 32): POST to the first streamed delta less the provider's first byte (target 50 ms; first and later turn, SQLite and PostgreSQL); RSS added by 50 answers streaming at once (target 50 MB; in-process and the built hub); the fleet facts of 1 000 agents (SQLite and PostgreSQL)
+	go test -run '^$$' -bench '^BenchmarkAIFirstDelta$$' -benchtime 30x -count 3 ./app/hub
+	go test -run '^$$' -bench '^BenchmarkAIConcurrentStreams$$' -benchtime 1x -count 3 ./app/hub -args -measure-binary=$(CURDIR)/bin/netmon
+	go test -run '^$$' -bench '^BenchmarkFleetFacts1000Agents$$' -benchtime 5x -count 1 ./app/ai/facts
 
 bench-flood: ## operators during an ingest flood: login and token-creation latency (p50/p99/max; target p99 under 300 ms) while the hub binary takes 40 000 syslog and 2 000 NetFlow v5 datagrams/s for 10 s
 	go test -run '^$$' -bench '^BenchmarkIngestFloodOperatorLatency$$' -benchtime 1x -count 1 ./app/hub
