@@ -171,6 +171,9 @@ func TestAIConversations(t *testing.T) {
 		if err != nil || len(latest) != 2 || latest[0].Conversation.ID != f || latest[1].Message.Content != "because ip-1" {
 			t.Errorf("LatestAIAnalyses (the partial answer is no analysis): %+v, %v", latest, err)
 		}
+		if latest, _ := db.LatestAIAnalyses(ctx, "", 102, 301, 3); len(latest) != 1 || latest[0].Message.CreatedTS != 102 {
+			t.Errorf("LatestAIAnalyses in [102, 301): %+v", latest)
+		}
 		if latest, _ := db.LatestAIAnalyses(ctx, "istanbul", 0, 1000, 3); len(latest) != 1 || latest[0].Conversation.ID != a {
 			t.Errorf("LatestAIAnalyses of istanbul: %+v", latest)
 		}

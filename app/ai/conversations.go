@@ -128,7 +128,11 @@ func (s *Service) newConversation(ctx context.Context, who store.AuditActor, sco
 		row.ID, err = tx.InsertAIConversation(ctx, row)
 		return err
 	})
-	return row, err
+	if err != nil {
+		return row, err
+	}
+	s.prebuild(ctx, &row)
+	return row, nil
 }
 
 // ListFilter selects conversations (GET /api/v1/ai/conversations).
@@ -231,23 +235,30 @@ func (s *Service) buildContext(ctx context.Context, c store.AIConversation, ps *
 	return built, nil
 }
 
-// Preview is what the next first turn or refresh_context would send:
-// the text with tokens, its size and hash, the facts and the token map
-// (real values beside the tokens: for the console only).
+// Preview is what the next first turn or refresh_context sends: the
+// text with tokens, its size and hash, the facts and the token map (real
+// values beside the tokens: for the console only). It is built now and
+// kept, so the turn that follows sends exactly this.
 func (s *Service) Preview(ctx context.Context, site string, id int64) (prompt.Preview, error) {
 	c, err := s.conversation(ctx, site, id)
 	if err != nil {
 		return prompt.Preview{}, err
 	}
-	var ps *prompt.Pseudonyms
-	if c.Pseudonymised {
-		if ps, err = pseudonymsOf(c); err != nil {
-			return prompt.Preview{}, err
+	built, ok := s.peek(id)
+	if !ok {
+		s.prebuild(ctx, &c)
+		if built, ok = s.peek(id); !ok {
+			// The facts failed: build once more for the error.
+			var ps *prompt.Pseudonyms
+			if c.Pseudonymised {
+				if ps, err = pseudonymsOf(c); err != nil {
+					return prompt.Preview{}, err
+				}
+			}
+			if built, err = s.buildContext(ctx, c, ps); err != nil {
+				return prompt.Preview{}, err
+			}
 		}
-	}
-	built, err := s.buildContext(ctx, c, ps)
-	if err != nil {
-		return prompt.Preview{}, err
 	}
 	if built.Preview.Pseudonyms == nil {
 		built.Preview.Pseudonyms = []prompt.Mapping{}

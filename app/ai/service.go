@@ -83,6 +83,10 @@ type Service struct {
 
 	mu      sync.Mutex
 	clients map[int64]cachedClient
+	// built holds contexts built ahead of the first turn (at creation,
+	// at a preview), so the first message does not wait for the facts
+	// and sends exactly what the preview showed.
+	built map[int64]builtContext
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -130,7 +134,7 @@ func New(log *slog.Logger, cfg Config, deps Deps) *Service {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Service{log: log, cfg: cfg, deps: deps, m: newMetrics(deps.Registry), guard: panics.New(deps.Registry, log, "ai"),
-		streams: make(chan struct{}, cfg.MaxStreams), clients: map[int64]cachedClient{}}
+		streams: make(chan struct{}, cfg.MaxStreams), clients: map[int64]cachedClient{}, built: map[int64]builtContext{}}
 }
 
 // Enabled reports -ai.

@@ -379,3 +379,50 @@ func TestStatusOffAndSeed(t *testing.T) {
 		t.Errorf("seeded twice: %d providers", len(list))
 	}
 }
+
+type countingFacts struct {
+	fakeFacts
+	n *int
+}
+
+func (c countingFacts) Facts(ctx context.Context, s ai.Scope, ps *prompt.Pseudonyms) ([]prompt.Fact, error) {
+	*c.n++
+	return c.fakeFacts.Facts(ctx, s, ps)
+}
+
+// TestPreviewIsWhatIsSent: the context is built when the conversation is
+// created (the first turn does not read the facts again) and the preview
+// shows exactly the facts message the first turn sends; refresh_context
+// builds again.
+func TestPreviewIsWhatIsSent(t *testing.T) {
+	db := storetest.OpenSQLite(t)
+	e := newEnv(t, db, nil)
+	n := 0
+	e.deps.Facts = countingFacts{testFacts, &n}
+	e.svc = ai.New(nil, e.cfg, e.deps)
+	fake := providertest.New(t, "compat")
+	for range 2 {
+		fake.Push(providertest.Script{Chunks: providertest.Stream("compat", providertest.Answer{Parts: []providertest.Part{{Text: "ok"}}})})
+	}
+	p := e.addProvider(t, fake, "")
+	id, err := e.svc.CreateConversation(t.Context(), e.who, "", ai.ConversationInput{ScopeKind: "agent", ScopeRef: "3", ProviderID: p.ID})
+	if err != nil || n != 1 {
+		t.Fatalf("create: %v; facts read %d times, want 1", err, n)
+	}
+	pv, err := e.svc.Preview(t.Context(), "", id)
+	if err != nil || n != 1 {
+		t.Fatalf("preview: %v; facts read %d times, want 1", err, n)
+	}
+	e.ask(t, "", id, ai.MessageInput{Content: "and now?"})
+	if n != 1 {
+		t.Errorf("the first turn read the facts again (%d reads)", n)
+	}
+	d, _ := e.svc.GetConversation(t.Context(), "", id)
+	if d.Messages[0].Role != "context" || !strings.HasSuffix(pv.Text, d.Messages[0].Content) || d.Conversation.ContextSHA256 != pv.SHA256 || d.Conversation.ContextBytes != pv.Bytes {
+		t.Errorf("sent context differs from the preview:\npreview %d %s\nsent    %d %s", pv.Bytes, pv.SHA256, d.Conversation.ContextBytes, d.Conversation.ContextSHA256)
+	}
+	e.ask(t, "", id, ai.MessageInput{Content: "again", RefreshContext: true})
+	if n != 2 {
+		t.Errorf("refresh_context read the facts %d times in all, want 2", n)
+	}
+}

@@ -127,9 +127,11 @@ func (t *Turn) prepare(ctx context.Context, question string, refresh bool) error
 	now := s.deps.Now().Unix()
 	var fresh []store.AIMessage
 	if !hasContext || refresh {
-		built, err := s.buildContext(ctx, *c, ps)
-		if err != nil {
-			return err
+		built, ready := s.take(c.ID)
+		if !ready || refresh {
+			if built, err = s.buildContext(ctx, *c, ps); err != nil {
+				return err
+			}
 		}
 		c.ContextSHA256, c.ContextBytes = built.SHA256, len(built.Bytes)
 		fresh = append(fresh, store.AIMessage{ConversationID: c.ID, Role: RoleContext, Content: built.Messages[0].Content, CreatedTS: now})

@@ -50,12 +50,10 @@ func (h *Hub) buildAI() {
 	h.parts.add("ai_nightly", nightly.Start, noCtx(nightly.Stop))
 }
 
-// reportAnalyses gives the reports the assistant's latest answers, with
+// latestAnalyses gives the reports the assistant's latest answers, with
 // real names (a report stays on the hub's side, like the console).
-type reportAnalyses struct{ svc *ai.Service }
-
-func (r reportAnalyses) LatestAnalyses(ctx context.Context, site string, from, to time.Time, n int) ([]reports.AIAnalysis, error) {
-	list, err := r.svc.LatestAnalyses(ctx, site, from.Unix(), to.Unix(), n)
+func (h *Hub) latestAnalyses(ctx context.Context, site string, from, to time.Time, n int) ([]reports.AIAnalysis, error) {
+	list, err := h.ai.LatestAnalyses(ctx, site, from.Unix(), to.Unix(), n)
 	if err != nil {
 		return nil, err
 	}

@@ -99,6 +99,12 @@ func TestAIThroughTheHub(t *testing.T) {
 				t.Errorf("conversation lacks %s: %.600s", frag, d.body)
 			}
 		}
+		// What the reports print as the latest analyses (their range is
+		// whole days before today's, so the wiring is read directly).
+		got, err := h.latestAnalyses(t.Context(), "", time.Now().Add(-time.Hour), time.Now().Add(time.Hour), 3)
+		if err != nil || len(got) != 1 || got[0].Summary != "Hello world" || got[0].Title != "fleet (user, fake-small)" {
+			t.Errorf("latest analyses for the reports: %+v, %v", got, err)
+		}
 		a := boot.call("GET", "/api/v1/audit?action=ai.*&limit=50", nil).must(t, 200)
 		for _, action := range []string{`"action":"ai.analyze"`, `"action":"ai.provider.create"`} {
 			if !strings.Contains(a.body, action) {

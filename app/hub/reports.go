@@ -79,7 +79,7 @@ func (h *Hub) reportBuilder() *reports.Builder {
 		ISMS:       compliance.NewRegisters(h.db, audit.Builder{}),
 		Location:   loc,
 		Hub:        h.cfg.Server.PublicURL,
-		AI:         reportAnalyses{h.ai},
+		AI:         reports.AIAnalysesFunc(h.latestAnalyses),
 	}
 	if h.geo != nil {
 		deps.Geo = h.geo

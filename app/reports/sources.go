@@ -71,9 +71,17 @@ type AIAnalysis struct {
 }
 
 // AIAnalyses lists the latest analyses in [from, to), newest first, at
-// most n (the AI issue's store; nil until it lands).
+// most n (the assistant's answers, app/ai).
 type AIAnalyses interface {
 	LatestAnalyses(ctx context.Context, site string, from, to time.Time, n int) ([]AIAnalysis, error)
+}
+
+// AIAnalysesFunc is a function that lists analyses, as AIAnalyses.
+type AIAnalysesFunc func(ctx context.Context, site string, from, to time.Time, n int) ([]AIAnalysis, error)
+
+// LatestAnalyses calls f.
+func (f AIAnalysesFunc) LatestAnalyses(ctx context.Context, site string, from, to time.Time, n int) ([]AIAnalysis, error) {
+	return f(ctx, site, from, to, n)
 }
 
 // ComplianceLog is the compliance log's state (*compliance.Service).
