@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -77,8 +76,7 @@ type Nightly struct {
 	m       *nightlyMetrics
 	guard   *panics.Guard
 
-	mu         sync.Mutex
-	stop, done chan struct{}
+	loop loop
 }
 
 // NewNightly builds the summary job; it does no work until Start. A bad
@@ -116,16 +114,13 @@ func (n *Nightly) Start() error {
 	if n.deps.DB == nil || n.deps.Analyst == nil {
 		return errors.New("start ai nightly summary: no store or no analyst")
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.stop != nil {
-		return errors.New("start ai nightly summary: already started")
+	if err := n.loop.start(n.guard, n.deps.Tick, func(ctx context.Context) {
+		if _, err := n.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			n.log.Warn("ai nightly summary check failed", "err", err)
+		}
+	}); err != nil {
+		return fmt.Errorf("start ai nightly summary: %w", err)
 	}
-	n.stop, n.done = make(chan struct{}), make(chan struct{})
-	go func(stop, done chan struct{}) {
-		defer close(done)
-		n.guard.Keep(stop, func() { n.loop(stop) })
-	}(n.stop, n.done)
 	n.log.Info("ai nightly summary started", "spec", n.spec.String(), "zone", n.deps.Location.String(),
 		"recipients", len(n.cfg.Recipients), "next", n.spec.Next(n.deps.Now(), n.deps.Location))
 	return nil
@@ -134,40 +129,8 @@ func (n *Nightly) Start() error {
 // Stop ends the loop and waits for a run in progress, cancelling it (its
 // slot stays claimed: it is not retried).
 func (n *Nightly) Stop() error {
-	n.mu.Lock()
-	stop, done := n.stop, n.done
-	n.stop, n.done = nil, nil
-	n.mu.Unlock()
-	if stop == nil {
-		return nil
-	}
-	close(stop)
-	<-done
+	n.loop.halt()
 	return nil
-}
-
-func (n *Nightly) loop(stop <-chan struct{}) {
-	tk := time.NewTicker(n.deps.Tick)
-	defer tk.Stop()
-	for {
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() {
-			select {
-			case <-stop:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		if _, err := n.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			n.log.Warn("ai nightly summary check failed", "err", err)
-		}
-		cancel()
-		select {
-		case <-stop:
-			return
-		case <-tk.C:
-		}
-	}
 }
 
 // RunOnce runs the latest slot at or before now when it is after the

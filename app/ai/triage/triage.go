@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -105,8 +104,7 @@ type Triage struct {
 	m     *triageMetrics
 	guard *panics.Guard
 
-	mu         sync.Mutex
-	stop, done chan struct{}
+	loop loop
 }
 
 // New builds triage; it does no work until Start. A MaxPerHour of 0 or
@@ -146,16 +144,13 @@ func (t *Triage) Start() error {
 	if t.deps.DB == nil || t.deps.Analyst == nil {
 		return errors.New("start ai triage: no store or no analyst")
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.stop != nil {
-		return errors.New("start ai triage: already started")
+	if err := t.loop.start(t.guard, t.deps.Tick, func(ctx context.Context) {
+		if err := t.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			t.log.Warn("ai triage pass failed", "err", err)
+		}
+	}); err != nil {
+		return fmt.Errorf("start ai triage: %w", err)
 	}
-	t.stop, t.done = make(chan struct{}), make(chan struct{})
-	go func(stop, done chan struct{}) {
-		defer close(done)
-		t.guard.Keep(stop, func() { t.loop(stop) })
-	}(t.stop, t.done)
 	t.log.Info("ai triage started", "min_severity", t.cfg.MinSeverity, "max_per_hour", t.cfg.MaxPerHour, "tick", t.deps.Tick)
 	return nil
 }
@@ -163,40 +158,8 @@ func (t *Triage) Start() error {
 // Stop ends the loop and waits for a pass in progress; its assessment is
 // cancelled (the item stays claimed: it is not retried).
 func (t *Triage) Stop() error {
-	t.mu.Lock()
-	stop, done := t.stop, t.done
-	t.stop, t.done = nil, nil
-	t.mu.Unlock()
-	if stop == nil {
-		return nil
-	}
-	close(stop)
-	<-done
+	t.loop.halt()
 	return nil
-}
-
-func (t *Triage) loop(stop <-chan struct{}) {
-	tk := time.NewTicker(t.deps.Tick)
-	defer tk.Stop()
-	for {
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() {
-			select {
-			case <-stop:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		if err := t.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			t.log.Warn("ai triage pass failed", "err", err)
-		}
-		cancel()
-		select {
-		case <-stop:
-			return
-		case <-tk.C:
-		}
-	}
 }
 
 // cursor is the document under CursorKey.
