@@ -29,6 +29,12 @@ type Tick struct {
 	// (always an array, empty when none).
 	AlertEvents []AlertEvent `json:"alert_events"`
 	Record      TickRecord   `json:"record"`
+	// Fleet is the agents and NetFlow summary of the shared database
+	// (FleetSummary), the client's site's; absent when the hub has no
+	// fleet source or no read of it has succeeded yet.
+	Fleet *FleetSummary `json:"fleet,omitempty"`
+	// fleetSites are every site's summaries, from which ForSite picks.
+	fleetSites *FleetSites
 }
 
 // AlertEvent is an alert of a tick (spec 6.1).
@@ -45,12 +51,18 @@ type AlertEvent struct {
 
 // ForSite is the tick as an identity bound to site sees it: the alert
 // events of that site only, exactly as GET /api/v1/alerts/events filters
-// them; "" (an identity of every site) sees all. Stats, connections and
-// the recording are the hub's own, which REST shows every signed-in
-// identity (GET /api/status, /api/connections), so they are shared.
+// them, and its site's fleet summary (its agents, its devices' flows, as
+// GET /api/v1/agents and /api/v1/flows scope them); "" (an identity of
+// every site) sees all. Stats, connections and the recording are the
+// hub's own, which REST shows every signed-in identity (GET /api/status,
+// /api/connections), so they are shared.
 func (t Tick) ForSite(site string) any {
 	if site == "" {
 		return t
+	}
+	if t.fleetSites != nil {
+		s := t.fleetSites.For(site)
+		t.Fleet = &s
 	}
 	mine := make([]AlertEvent, 0, len(t.AlertEvents))
 	for _, e := range t.AlertEvents {
@@ -89,6 +101,7 @@ type Ticker struct {
 	conns   proc.Cacher
 	geo     proc.Lookup
 	alerts  AlertSource
+	fleet   Fleet
 }
 
 // NewTicker returns the hub's tick source; geo may be nil, and alerts
@@ -96,6 +109,11 @@ type Ticker struct {
 func NewTicker(log *slog.Logger, c Capture, conns proc.Cacher, geo proc.Lookup, alerts AlertSource) *Ticker {
 	return &Ticker{log: log, capture: c, conns: conns, geo: geo, alerts: alerts}
 }
+
+// SetFleet gives the ticks a fleet summary (nil, the default: no fleet
+// field). Call it before the broker starts; pass a nil interface, not a
+// nil *FleetSource.
+func (t *Ticker) SetFleet(f Fleet) { t.fleet = f }
 
 // Tick computes one tick. A failed socket listing sends the tick without
 // connections rather than no tick.
@@ -112,11 +130,19 @@ func (t *Ticker) Tick(ctx context.Context) (any, error) {
 			alerts = append(alerts, AlertEvent{ID: e.ID, TS: e.TS, Kind: e.Kind, Key: e.Key, Message: e.Message, Site: e.Site})
 		}
 	}
-	return Tick{
+	tick := Tick{
 		Type: "tick", Stats: t.capture.Snapshot(), Connections: topConnections(conns, TickConnections), ConnectionsTotal: len(conns),
 		AlertEvents: alerts,
 		Record:      TickRecord{Recording: rs.Recording, Packets: rs.Packets, Bytes: rs.Bytes},
-	}, nil
+	}
+	if t.fleet != nil {
+		if sites := t.fleet.Fleet(ctx); sites != nil {
+			tick.fleetSites = sites
+			all := sites.All
+			tick.Fleet = &all
+		}
+	}
+	return tick, nil
 }
 
 // topConnections keeps the n most active sockets: established ones first,
