@@ -36,12 +36,15 @@ func (h *Hub) buildCapture() error {
 }
 
 // buildLive builds the live feed, which ticks from the capture, the
-// socket lister and the alert engine, and re-checks its clients through
-// the auth service.
+// socket lister, the alert engine and the fleet summary read from the
+// shared database (the distributed tick, spec 6.1), and re-checks its
+// clients through the auth service.
 func (h *Hub) buildLive() {
 	log := h.log.With("component", "live")
+	ticker := live.NewTicker(log, h.capture, h.conns, h.geo, h.alerts)
+	ticker.SetFleet(live.NewFleetSource(log, h.db, live.FleetConfig{Interval: h.cfg.Fleet.Interval}))
 	h.live = live.New(log, h.cfg.Live, live.Deps{
-		Source:   live.NewTicker(log, h.capture, h.conns, h.geo, h.alerts),
+		Source:   ticker,
 		Sessions: h.auth.Sockets(),
 		// The origin allow-list needs the bound port.
 		AllowedOrigins: live.Origins(h.cfg.Server.PublicURL, h.cfg.TLS.Enabled, h.cfg.TLS.Hosts, h.port()),

@@ -87,6 +87,9 @@ export interface Tick {
   connections_total: number
   alert_events: AlertEvent[] | null
   record: { recording: boolean; packets: number; bytes: number }
+  /** the fleet summary read from the shared database (the distributed
+   * tick), the caller's site's; absent until the hub has read one */
+  fleet?: { agents_online: number; agents_total: number; rx_bps: number; tx_bps: number; pps: number; netflow_fps: number; ts: number }
 }
 
 /** An address's enrichment (GET /api/v1/flows/conversation src/dst). */
