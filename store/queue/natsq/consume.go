@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -46,7 +47,7 @@ func (q *Queue) work(ctx context.Context, kind string, cons jetstream.Consumer) 
 		if len(msgs) == 0 {
 			continue
 		}
-		q.handle(kind, msgs)
+		q.handle(ctx, kind, msgs)
 	}
 }
 
@@ -54,8 +55,11 @@ func (q *Queue) work(ctx context.Context, kind string, cons jetstream.Consumer) 
 // MaxDeliver times, or that cannot be decoded, go to ingest.dead first;
 // the rest are written in one call, and when that fails each is written
 // alone, so that a poison message fails by itself and the others are
-// stored.
-func (q *Queue) handle(kind string, msgs []jetstream.Msg) {
+// stored. A failure while the store does not answer at all (Pinger) is
+// not the messages' fault: the batch is held and written again every
+// RetryDelay, its ack deadline extended, without using up deliveries,
+// so that a database outage does not empty the stream into ingest.dead.
+func (q *Queue) handle(ctx context.Context, kind string, msgs []jetstream.Msg) {
 	var ds []delivery
 	var payloads []any
 	for _, m := range msgs {
@@ -81,9 +85,20 @@ func (q *Queue) handle(kind string, msgs []jetstream.Msg) {
 		ds = append(ds, d)
 		payloads = append(payloads, p)
 	}
-	if len(ds) == 0 {
-		return
+	for len(ds) > 0 {
+		var down bool
+		ds, payloads, down = q.writeBatch(kind, ds, payloads)
+		if !down || !q.hold(ctx, kind, ds) {
+			return
+		}
 	}
+}
+
+// writeBatch writes ds and acknowledges what committed. When the store
+// does not answer it returns the messages not written (their payloads
+// trimmed of what did commit) and true; otherwise it settles every
+// message (nak with RetryDelay, or ingest.dead at the last delivery).
+func (q *Queue) writeBatch(kind string, ds []delivery, payloads []any) ([]delivery, []any, bool) {
 	done, err := q.write(kind, concat(kind, payloads))
 	// Messages whose records are all committed are acknowledged.
 	var acks []delivery
@@ -92,26 +107,72 @@ func (q *Queue) handle(kind string, msgs []jetstream.Msg) {
 		sum += ds[i].n
 		acks = append(acks, ds[i])
 	}
-	if err != nil || i < len(ds) {
-		for j := i; j < len(ds); j++ {
-			if len(ds)-i == 1 {
-				q.failed(kind, ds[j], err)
-				continue
+	defer func() { q.committed(kind, acks) }()
+	if err == nil && i == len(ds) {
+		return nil, nil, false
+	}
+	// A message partly committed is written again from where its commit
+	// stopped (the Writer's contract).
+	rest := slices.Clone(payloads[i:])
+	rest[0] = trim(kind, rest[0], done-sum)
+	if q.storeDown() {
+		return ds[i:], rest, true
+	}
+	for j := range rest {
+		if len(rest) == 1 {
+			q.failed(kind, ds[i], err)
+			break
+		}
+		if _, werr := q.write(kind, rest[j]); werr != nil {
+			q.failed(kind, ds[i+j], werr)
+			continue
+		}
+		acks = append(acks, ds[i+j])
+	}
+	return nil, nil, false
+}
+
+// Pinger is implemented by a Writer that can tell whether it answers at
+// all (*store.DB.Ping).
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// storeDown is true when the Writer is a Pinger and its Ping fails.
+func (q *Queue) storeDown() bool {
+	p, ok := q.w.(Pinger)
+	if !ok {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), q.cfg.RetryDelay+time.Second)
+	defer cancel()
+	return p.Ping(ctx) != nil
+}
+
+// hold keeps ds (extending their ack deadline) until the store answers
+// again: true, write them again. False when the queue stops first: they
+// are left to be delivered again after RetryDelay.
+func (q *Queue) hold(ctx context.Context, kind string, ds []delivery) bool {
+	q.m.holds.WithLabelValues(kind).Inc()
+	q.log.Warn("store not answering; ingest batch held", "kind", kind, "messages", len(ds))
+	t := time.NewTicker(q.cfg.RetryDelay)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			for _, d := range ds {
+				_ = d.msg.NakWithDelay(q.cfg.RetryDelay)
 			}
-			// A message partly committed is written again from where
-			// its commit stopped (the Writer's contract).
-			skip := 0
-			if j == i {
-				skip = done - sum
-			}
-			if _, werr := q.write(kind, trim(kind, payloads[j], skip)); werr != nil {
-				q.failed(kind, ds[j], werr)
-				continue
-			}
-			acks = append(acks, ds[j])
+			return false
+		case <-t.C:
+		}
+		for _, d := range ds {
+			_ = d.msg.InProgress()
+		}
+		if !q.storeDown() {
+			return true
 		}
 	}
-	q.committed(kind, acks)
 }
 
 // write hands records of one kind to the Writer with WriteTimeout.

@@ -10,11 +10,11 @@ import (
 )
 
 type metrics struct {
-	published, duplicates, redelivered, dead, ackFail *prometheus.CounterVec // kind
-	pubFail                                           *prometheus.CounterVec // kind, reason
-	records                                           *prometheus.CounterVec // kind, result
-	dropped                                           *prometheus.CounterVec // kind, reason
-	latency                                           *prometheus.HistogramVec
+	published, duplicates, redelivered, dead, ackFail, holds *prometheus.CounterVec // kind
+	pubFail                                                  *prometheus.CounterVec // kind, reason
+	records                                                  *prometheus.CounterVec // kind, result
+	dropped                                                  *prometheus.CounterVec // kind, reason
+	latency                                                  *prometheus.HistogramVec
 }
 
 func newMetrics(q *Queue, reg prometheus.Registerer) metrics {
@@ -28,6 +28,7 @@ func newMetrics(q *Queue, reg prometheus.Registerer) metrics {
 		redelivered: counter("netmon_nats_redelivered_total", "Messages delivered again (a failed write, or a hub that stopped before acknowledging), by kind.", "kind"),
 		dead:        counter("netmon_nats_dead_lettered_total", "Messages moved to ingest.dead (MaxDeliver failed writes, undecodable), by kind.", "kind"),
 		ackFail:     counter("netmon_nats_ack_failures_total", "Acknowledgements after a commit that NATS did not confirm (the message is delivered again), by kind.", "kind"),
+		holds:       counter("netmon_nats_store_holds_total", "Fetched batches held (not counted as failed deliveries) because the database did not answer, by kind.", "kind"),
 		records:     counter("netmon_ingest_records_total", "Records leaving the ingest queue, by kind (flow, syslog, telemetry, deep) and result (written, dropped).", "kind", "result"),
 		dropped:     counter("netmon_ingest_dropped_total", "Records dropped by the ingest path, by kind and reason (NATS mode: nats_unavailable, nats_timeout, nats_error, dead_letter, closed, encode).", "kind", "reason"),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -35,7 +36,7 @@ func newMetrics(q *Queue, reg prometheus.Registerer) metrics {
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
 		}, []string{"kind"}),
 	}
-	cs := []prometheus.Collector{m.published, m.duplicates, m.pubFail, m.redelivered, m.dead, m.ackFail, m.records, m.dropped, m.latency}
+	cs := []prometheus.Collector{m.published, m.duplicates, m.pubFail, m.redelivered, m.dead, m.ackFail, m.holds, m.records, m.dropped, m.latency}
 	// The depths are the server's: asked at scrape time (1 s at most),
 	// the last answer kept while NATS does not answer.
 	var mu sync.Mutex

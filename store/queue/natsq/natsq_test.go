@@ -223,6 +223,40 @@ func TestPoisonDeadLettered(t *testing.T) {
 	}
 }
 
+// TestStoreOutageHeld: while the database does not answer at all, a
+// fetched batch is held and written again every RetryDelay without using
+// up its deliveries: an outage far longer than MaxDeliver × RetryDelay
+// dead-letters nothing, and everything is written once when it ends.
+func TestStoreOutageHeld(t *testing.T) {
+	s := startServer(t, t.TempDir(), -1)
+	w := newFakeWriter()
+	w.down.Store(true)
+	cfg := testConfig(s.ClientURL())
+	cfg.MaxDeliver, cfg.RetryDelay = 3, 100*time.Millisecond
+	q, reg := newQueue(t, cfg, w)
+	publishTelemetry(t, q, 4, 40)
+	if err := q.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // five times MaxDeliver × RetryDelay
+	if h := metric(t, reg, "netmon_nats_store_holds_total", "kind", "telemetry"); h < 1 {
+		t.Errorf("holds %v, want at least 1", h)
+	}
+	w.down.Store(false)
+	waitFor(t, "the 40 batches", func() bool { return len(w.telemetryCounts()) == 40 })
+	for k, n := range w.telemetryCounts() {
+		if n != 1 {
+			t.Errorf("agent %d seq %d written %d times", k[0], k[1], n)
+		}
+	}
+	if d := metric(t, reg, "netmon_nats_dead_lettered_total", "kind", "telemetry"); d != 0 {
+		t.Errorf("dead-lettered %v during an outage", d)
+	}
+	if r := metric(t, reg, "netmon_nats_redelivered_total", "kind", "telemetry"); r != 0 {
+		t.Errorf("redelivered %v: the held batch used up deliveries", r)
+	}
+}
+
 // TestRestartConsumesLeftover: what one queue left unacknowledged (its
 // writes failing when it stopped) the next queue on the same stream
 // writes, each record exactly once overall.

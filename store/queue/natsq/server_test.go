@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -153,6 +154,16 @@ type fakeWriter struct {
 	deep      map[[2]int64]int
 	syslog    []record.SyslogEvent
 	calls     int
+	// down makes every write and Ping fail: the database is gone.
+	down atomic.Bool
+}
+
+// Ping fails while the database is down (natsq.Pinger).
+func (w *fakeWriter) Ping(context.Context) error {
+	if w.down.Load() {
+		return errDown
+	}
+	return nil
 }
 
 func newFakeWriter() *fakeWriter {
@@ -161,6 +172,9 @@ func newFakeWriter() *fakeWriter {
 
 func (w *fakeWriter) check(kind string, n int, agents []int64) error {
 	w.calls++
+	if w.down.Load() {
+		return errDown
+	}
 	if w.fail != nil {
 		return w.fail(kind, n, agents)
 	}
@@ -248,4 +262,7 @@ func publishTelemetry(t *testing.T, q *natsq.Queue, agent int64, n int) {
 	}
 }
 
-var errPoison = errors.New("poison: value out of range")
+var (
+	errPoison = errors.New("poison: value out of range")
+	errDown   = errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
+)
