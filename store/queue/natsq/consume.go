@@ -108,7 +108,8 @@ func (q *Queue) writeBatch(kind string, ds []delivery, payloads []any) ([]delive
 		acks = append(acks, ds[i])
 	}
 	defer func() { q.committed(kind, acks) }()
-	if err == nil && i == len(ds) {
+	if i == len(ds) {
+		// All committed (an error after the last commit changes nothing).
 		return nil, nil, false
 	}
 	// A message partly committed is written again from where its commit

@@ -30,7 +30,7 @@ func newMetrics(q *Queue, reg prometheus.Registerer) metrics {
 		ackFail:     counter("netmon_nats_ack_failures_total", "Acknowledgements after a commit that NATS did not confirm (the message is delivered again), by kind.", "kind"),
 		holds:       counter("netmon_nats_store_holds_total", "Fetched batches held (not counted as failed deliveries) because the database did not answer, by kind.", "kind"),
 		records:     counter("netmon_ingest_records_total", "Records leaving the ingest queue, by kind (flow, syslog, telemetry, deep) and result (written, dropped).", "kind", "result"),
-		dropped:     counter("netmon_ingest_dropped_total", "Records dropped by the ingest path, by kind and reason (NATS mode: nats_unavailable, nats_timeout, nats_error, dead_letter, closed, encode).", "kind", "reason"),
+		dropped:     counter("netmon_ingest_dropped_total", "Records dropped by the ingest path, by kind and reason (NATS mode: nats_unavailable, nats_timeout, nats_error, dead_letter, closed, encode, too_large).", "kind", "reason"),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "netmon_nats_commit_latency_seconds", Help: "From a message's storage in the stream to its database commit, by kind.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},

@@ -189,8 +189,11 @@ func (q *Queue) Ready() error {
 // dead-lettered), of every kind and reason.
 func (q *Queue) Dropped() uint64 { return q.droppedN.Load() }
 
-// PutSyslog publishes es as one message; its id is a SHA-256 of the
-// encoded batch. False (and counted) when it was not acknowledged.
+// PutSyslog publishes es as one message, or as several when the
+// encoded batch exceeds the server's max_payload (1 MB by default; a
+// collector's batch is up to 256 events of up to 8 KB and more); each
+// message's id is a SHA-256 of its encoded events. False (and counted)
+// when one was not acknowledged.
 func (q *Queue) PutSyslog(es []record.SyslogEvent) bool {
 	if len(es) == 0 {
 		return true
@@ -200,9 +203,22 @@ func (q *Queue) PutSyslog(es []record.SyslogEvent) bool {
 		q.drop(KindSyslog, "encode", len(es))
 		return false
 	}
+	if int64(len(data)) > q.nc.MaxPayload()-headroom {
+		if len(es) == 1 {
+			q.drop(KindSyslog, "too_large", 1)
+			return false
+		}
+		h := len(es) / 2
+		a := q.PutSyslog(es[:h])
+		return q.PutSyslog(es[h:]) && a
+	}
 	sum := sha256.Sum256(data)
 	return q.publish(KindSyslog, "syslog."+hex.EncodeToString(sum[:16]), data, len(es))
 }
+
+// headroom is left of max_payload for the headers (message id, expected
+// stream).
+const headroom = 4096
 
 // PutTelemetry publishes each batch as a message with the id
 // telemetry.<agent>.<seq>; false (and counted) when one was not

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -374,5 +375,38 @@ func TestServerKilledLosesNothing(t *testing.T) {
 		if n != 1 {
 			t.Errorf("agent %d seq %d written %d times", k[0], k[1], n)
 		}
+	}
+}
+
+// TestSyslogSplitToMaxPayload: a collector's batch of 256 events of 8 KB
+// (2 MB encoded, twice the server's max_payload) is published as several
+// messages and every event is written once.
+func TestSyslogSplitToMaxPayload(t *testing.T) {
+	s := startServer(t, t.TempDir(), -1)
+	w := newFakeWriter()
+	q, reg := newQueue(t, testConfig(s.ClientURL()), w)
+	es := make([]record.SyslogEvent, 256)
+	for i := range es {
+		es[i] = record.SyslogEvent{TS: 1_800_000_000, Host: fmt.Sprintf("h%03d", i), Message: strings.Repeat("x", 8192)}
+	}
+	if !q.PutSyslog(es) {
+		t.Fatal("not acknowledged")
+	}
+	if err := q.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "256 events", func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.syslog) >= 256 })
+	time.Sleep(200 * time.Millisecond)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	hosts := map[string]int{}
+	for _, e := range w.syslog {
+		hosts[e.Host]++
+	}
+	if len(w.syslog) != 256 || len(hosts) != 256 {
+		t.Errorf("%d events, %d hosts; want 256 each once", len(w.syslog), len(hosts))
+	}
+	if p := metric(t, reg, "netmon_nats_published_total", "kind", "syslog"); p < 3 {
+		t.Errorf("%v messages, want at least 3 (2 MB over a 1 MB max_payload)", p)
 	}
 }
