@@ -29,6 +29,9 @@ type Readiness struct {
 	Ready bool `json:"ready"`
 	// Database is "ok" or "unavailable".
 	Database string `json:"database"`
+	// Queue is the NATS ingest queue with -nats: "ok" or "unavailable";
+	// absent without it.
+	Queue string `json:"queue,omitempty"`
 	// Error says what is not ready; absent when ready.
 	Error string `json:"error,omitempty"`
 }
@@ -50,7 +53,16 @@ func (s *Server) readyz(c *gin.Context) {
 		c.JSON(http.StatusServiceUnavailable, Readiness{Database: "unavailable", Error: "the database does not answer"})
 		return
 	}
-	c.JSON(http.StatusOK, Readiness{Ready: true, Database: "ok"})
+	r := Readiness{Ready: true, Database: "ok"}
+	if s.deps.IngestReady != nil {
+		r.Queue = "ok"
+		if err := s.deps.IngestReady(); err != nil {
+			s.log.WarnContext(c, "readiness check failed", "error", err)
+			c.JSON(http.StatusServiceUnavailable, Readiness{Database: "ok", Queue: "unavailable", Error: "the NATS server does not answer"})
+			return
+		}
+	}
+	c.JSON(http.StatusOK, r)
 }
 
 func (s *Server) serveMetrics(c *gin.Context) {

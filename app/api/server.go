@@ -161,6 +161,10 @@ type Deps struct {
 	// empty lists, 503 on generation and changes.
 	Reports Reports
 	SLA     SLATargets
+	// IngestReady reports whether the NATS ingest queue is connected
+	// (natsq.Queue.Ready); nil without -nats. /readyz answers 503 while
+	// it fails.
+	IngestReady func() error
 	// AI is the advisory assistant (*ai.Service); nil or off: status
 	// answers {enabled:false}, the other AI routes 404.
 	AI Assistant

@@ -65,6 +65,7 @@ func TestEveryConfigFieldReachable(t *testing.T) {
 		c := def
 		c.Auth.MultiSite, c.Retention.Enabled, c.Alerts.Enabled = !c.Auth.MultiSite, !c.Retention.Enabled, !c.Alerts.Enabled
 		c.Retention.Hours++
+		c.Queue.Workers++
 		if fieldAt(c.Shared(), p).Interface() == fieldAt(shared, p).Interface() {
 			t.Errorf("%s is listed as derived but Shared does not set it", p)
 		}

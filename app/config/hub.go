@@ -28,6 +28,7 @@ import (
 	"netmon/app/ai"
 	"netmon/app/compliance"
 	"netmon/app/reports"
+	"netmon/store/queue/natsq"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,6 +130,9 @@ type HubConfig struct {
 	// Reports is the reports service: schedules, archive, the report
 	// zone (-report-timezone, -report-retention-days; YAML block reports).
 	Reports reports.Config
+	// NATS is the JetStream ingest queue (-nats and its credentials; YAML
+	// block nats); no URL: the in-process queue alone.
+	NATS natsq.Config
 	// AI is the advisory assistant (-ai, -ai-allow-cloud, -llm-*; YAML
 	// block ai with ai.nightly and ai.triage).
 	AI ai.Config
@@ -200,6 +204,7 @@ func DefaultHubConfig() HubConfig {
 		Compliance:     compliance.DefaultConfig(),
 		Reports:        reports.DefaultConfig(),
 		AI:             ai.DefaultConfig(),
+		NATS:           natsq.DefaultConfig(),
 		SLA:            reports.DefaultSLAConfig(),
 		ReportRollup:   reports.DefaultRollupConfig(),
 		Devices:        devices.DefaultConfig(),
@@ -287,7 +292,9 @@ func newLoader(fs *pflag.FlagSet, read func(*viper.Viper, string) (map[string]an
 // Shared returns c with the values one setting gives several components:
 // -multi-site (auth) rules enrollment too, -prune (retention) runs the
 // agent archive too, -alerts runs the incident correlation too,
-// -retention-hours bounds how far back SLA uptime is measured, and the OIDC redirect defaults to the public URL's.
+// -retention-hours bounds how far back SLA uptime is measured,
+// -queue-workers sets the NATS consumers' writers too, and the OIDC
+// redirect defaults to the public URL's.
 // app/hub calls it before building; the settings themselves stay bound to
 // one field each.
 func (c HubConfig) Shared() HubConfig {
@@ -295,6 +302,7 @@ func (c HubConfig) Shared() HubConfig {
 	c.Fleet.Archive = c.Retention.Enabled
 	c.Incident.Enabled = c.Alerts.Enabled
 	c.SLA.RetentionHours = c.Retention.Hours
+	c.NATS.Workers = c.Queue.Workers
 	if c.OIDC.RedirectURL == "" {
 		c.OIDC.RedirectURL = strings.TrimRight(c.Server.PublicURL, "/") + "/api/auth/oidc/callback"
 	}

@@ -11,7 +11,7 @@ var hubBindings = slices.Concat(hubFlatBindings, blockBindings(hubBlocks, hubFla
 
 // derivedFields are set from other settings by HubConfig.Shared, so no
 // setting of their own reaches them.
-var derivedFields = []string{"Fleet.MultiSite", "Fleet.Archive", "Incident.Enabled", "SLA.RetentionHours",
+var derivedFields = []string{"Fleet.MultiSite", "Fleet.Archive", "Incident.Enabled", "SLA.RetentionHours", "NATS.Workers",
 	// API.Version is the build's version (app/api/server.go, the API
 	// helper's file, keeps it in Config): TODO(lead) remove at merge once
 	// api reads version.Version.
@@ -57,6 +57,7 @@ var hubBlocks = []block[HubConfig]{
 	{name: "sla", field: "SLA", ptr: func(c *HubConfig) any { return &c.SLA }},
 	{name: "report_rollup", field: "ReportRollup", ptr: func(c *HubConfig) any { return &c.ReportRollup }},
 	{name: "ai", field: "AI", ptr: func(c *HubConfig) any { return &c.AI }},
+	{name: "nats", field: "NATS", ptr: func(c *HubConfig) any { return &c.NATS }},
 }
 
 // hubFlatBindings binds the spec's flags and the useful few top-level
@@ -107,6 +108,21 @@ var hubFlatBindings = []binding[HubConfig]{
 	{key: "compliance_retention_days", flag: "compliance-retention-days", field: "Compliance.RetentionDays", kind: integer{},
 		usage: "days of raw compliance records kept; checkpoints and seals are kept (env NETMON_COMPLIANCE_RETENTION_DAYS)",
 		ptr:   func(c *HubConfig) any { return &c.Compliance.RetentionDays }},
+	{key: "nats.url", flag: "nats", field: "NATS.URL", kind: str{},
+		usage: "NATS server with JetStream (2.10 or newer, jetstream sync_interval: always), e.g. nats://127.0.0.1:4222: syslog, telemetry and deep batches go through its stream INGEST, acknowledged after the database commit; flows stay in the in-process queue; empty = the in-process queue alone (env NETMON_NATS__URL)",
+		ptr:   func(c *HubConfig) any { return &c.NATS.URL }},
+	{key: "nats.user", flag: "nats-user", field: "NATS.User", kind: str{},
+		usage: "NATS user name (with -nats-password) (env NETMON_NATS__USER)",
+		ptr:   func(c *HubConfig) any { return &c.NATS.User }},
+	{key: "nats.password", flag: "nats-password", field: "NATS.Password", kind: str{}, secret: true,
+		usage: "NATS password; prefer the YAML file or env, flags show in ps (env NETMON_NATS__PASSWORD)",
+		ptr:   func(c *HubConfig) any { return &c.NATS.Password }},
+	{key: "nats.creds_file", flag: "nats-creds", field: "NATS.CredsFile", kind: str{},
+		usage: "NATS credentials file (JWT and NKey seed), instead of a user and password (env NETMON_NATS__CREDS_FILE)",
+		ptr:   func(c *HubConfig) any { return &c.NATS.CredsFile }},
+	{key: "nats.ca_file", flag: "nats-ca", field: "NATS.CAFile", kind: str{},
+		usage: "PEM file of the CA that signs the NATS server's certificate (tls:// URLs) (env NETMON_NATS__CA_FILE)",
+		ptr:   func(c *HubConfig) any { return &c.NATS.CAFile }},
 	{key: "ai.enabled", flag: "ai", field: "AI.Enabled", kind: boolean{},
 		usage: "the advisory AI assistant: the AI tab and /api/v1/ai/* (env NETMON_AI__ENABLED)",
 		ptr:   func(c *HubConfig) any { return &c.AI.Enabled }},
@@ -116,7 +132,7 @@ var hubFlatBindings = []binding[HubConfig]{
 	{key: "ai.llm_base_url", flag: "llm-base-url", field: "AI.LLMBaseURL", kind: str{},
 		usage: "bootstrap AI provider seeded once into an empty provider table, e.g. http://127.0.0.1:11434; its kind is ai.llm_kind (default compat, an OpenAI-compatible server) (env NETMON_AI__LLM_BASE_URL)",
 		ptr:   func(c *HubConfig) any { return &c.AI.LLMBaseURL }},
-	{key: "ai.llm_api_key", flag: "llm-api-key", field: "AI.LLMAPIKey", kind: str{},
+	{key: "ai.llm_api_key", flag: "llm-api-key", field: "AI.LLMAPIKey", kind: str{}, secret: true,
 		usage: "API key of the bootstrap provider, sealed in the vault when seeded; prefer the YAML file or env, flags show in ps (env NETMON_AI__LLM_API_KEY)",
 		ptr:   func(c *HubConfig) any { return &c.AI.LLMAPIKey }},
 	{key: "ai.llm_model", flag: "llm-model", field: "AI.LLMModel", kind: str{},

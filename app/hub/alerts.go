@@ -31,8 +31,11 @@ func (h *Hub) buildAlerts() {
 		Rates:       h.fleet,
 	}, h.reg)
 	h.alertSettings = alerting.NewSettingsService(rows, audit.Builder{}, h.alerts)
-	h.health = health.New(health.Deps{Alerts: h.db, Agents: h.fleet, Capture: h.capture,
-		Drops: []health.Dropper{h.queue, h.flows, h.fleet}})
+	drops := []health.Dropper{h.queue, h.flows, h.fleet}
+	if h.nats != nil {
+		drops = append(drops, h.nats)
+	}
+	h.health = health.New(health.Deps{Alerts: h.db, Agents: h.fleet, Capture: h.capture, Drops: drops})
 	h.compliance.OnDrift(h.alerts.TimeDrift)
 	h.parts.add("alerts", h.alerts.Start, noCtx(h.alerts.Stop))
 }

@@ -24,6 +24,7 @@ import (
 	"netmon/app/ai"
 	"netmon/app/leader"
 	"netmon/collectors/geo/threat"
+	"netmon/store/queue/natsq"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,6 +113,8 @@ type Hub struct {
 	ai *ai.Service
 	// leader is the lease of the loops that must run once per database.
 	leader *leader.Leader
+	// nats is the JetStream ingest queue (nil without -nats).
+	nats *natsq.Queue
 	// iocList and categories are the -ioc-file and
 	// -domain-category-file watches (threat.go).
 	incidents  *incident.Correlator
@@ -190,7 +193,9 @@ func New(ctx context.Context, log *slog.Logger, cfg config.HubConfig, opts ...Op
 	// drops), the fleet and the device component. The compliance log,
 	// built with the ingest path, is handed the engine once it exists.
 	h.buildThreat()
-	h.buildCollectors()
+	if err := h.buildCollectors(); err != nil {
+		return nil, err
+	}
 	if err := h.buildFleet(ctx); err != nil {
 		return nil, err
 	}
@@ -283,7 +288,7 @@ func (h *Hub) buildHTTP() error {
 	}
 	acfg := h.cfg.API
 	acfg.Version = version.Version
-	h.api, err = api.New(h.log.With("component", "api"), acfg, api.Deps{
+	deps := api.Deps{
 		DB:             h.db,
 		Metrics:        h.reg,
 		UI:             ui.New(h.cfg.UI),
@@ -327,7 +332,11 @@ func (h *Hub) buildHTTP() error {
 		Reports: h.reports,
 		SLA:     h.sla,
 		AI:      h.ai,
-	})
+	}
+	if h.nats != nil {
+		deps.IngestReady = h.nats.Ready
+	}
+	h.api, err = api.New(h.log.With("component", "api"), acfg, deps)
 	if err != nil {
 		return fmt.Errorf("build api: %w", err)
 	}

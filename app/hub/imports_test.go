@@ -93,7 +93,7 @@ var importRules = []struct {
 	{"app/auth/oidc", []string{"app/auth", "app/errs", "app/netguard"}},
 	{"app/history", []string{"store"}},
 	{"app/procview", []string{"agentmode/wire", "app/errs", "store", "store/record"}},                  // the process detail of deep collection
-	{"app/live", []string{"app/panics", "capture", "capture/pcaprec", "capture/proc", "store/record"}}, // the tick reads the capture it broadcasts
+	{"app/live", []string{"app/panics", "capture", "capture/pcaprec", "capture/proc", "store", "store/record"}}, // the tick reads the capture it broadcasts and the fleet summary from the database
 	{"app/topology", []string{"app/errs", "app/panics", "store", "store/record"}},                      // wave 2
 	{"app/compliance", []string{"app/errs", "app/panics", "store", "store/record"}},                    // wave 2
 	// The AI provider layer (issue 32): a leaf over net/http, and its fakes.
@@ -132,10 +132,10 @@ var importRules = []struct {
 	{"app/api", []string{"agentmode/wire", "app/ai", "app/ai/prompt", "alerting", "alerting/anomaly", "alerting/health", "alerting/incident", "alerting/notify", "app/api/router", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/errs", "app/fleet", "app/fleet/agents", "app/fleet/enroll", "app/fleet/intake", "app/history", "app/httpguard", "app/logging", "app/procview", "app/reports", "app/reports/model", "app/secret", "app/topology", "app/version", "capture", "capture/pcaprec", "capture/proc", "capture/source", "collectors/devices", "collectors/flows", "collectors/fwrest", "collectors/geo", "collectors/geo/threat", "collectors/snmp", "store", "store/flowagg", "store/record", "ui"}},
 	// The route machinery: the table's row type, adapters, binding, OpenAPI.
 	{"app/api/router", []string{"app/errs"}},
-	{"app/hub", []string{"app/leader", "app/ai", "app/ai/facts", "app/ai/triage", "alerting", "alerting/anomaly", "alerting/health", "alerting/incident", "alerting/notify", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/netguard", "app/panics", "app/reports", "app/reports/render", "app/topology", "app/version",
+	{"app/hub", []string{"store/queue/natsq", "app/leader", "app/ai", "app/ai/facts", "app/ai/triage", "alerting", "alerting/anomaly", "alerting/health", "alerting/incident", "alerting/notify", "alerting/rules", "app/api", "app/audit", "app/auth", "app/auth/oidc", "app/compliance", "app/config", "app/fleet", "app/fleet/enroll", "app/fleet/pki", "app/httpguard", "app/live", "app/netguard", "app/panics", "app/reports", "app/reports/render", "app/topology", "app/version",
 		"capture", "capture/pcaprec", "capture/proc", "collectors/devices", "collectors/flows", "collectors/flows/netflow", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/record", "store/vault", "ui"}},
 	// The configuration composes the components' own Config structs.
-	{"app/config", []string{"app/ai", "agentmode", "alerting", "alerting/incident", "alerting/notify", "agentmode/collect", "app/api", "app/auth", "app/auth/oidc", "app/compliance", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/logging", "app/netguard", "app/reports", "app/topology", "capture", "capture/pcaprec", "collectors/devices", "collectors/flows", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
+	{"app/config", []string{"store/queue/natsq", "app/ai", "agentmode", "alerting", "alerting/incident", "alerting/notify", "agentmode/collect", "app/api", "app/auth", "app/auth/oidc", "app/compliance", "app/fleet", "app/fleet/pki", "app/httpguard", "app/live", "app/logging", "app/netguard", "app/reports", "app/topology", "capture", "capture/pcaprec", "collectors/devices", "collectors/flows", "collectors/geo", "collectors/geo/threat", "collectors/syslog", "store", "store/queue", "store/vault", "ui"}},
 	{"app/cli", []string{"agentmode", "app/audit", "app/auth", "app/compliance", "app/config", "app/fleet/enroll", "app/hub", "app/logging", "app/version", "store", "store/vault", "ui/docs"}},
 	{"", []string{"app/cli"}}, // main.go
 }

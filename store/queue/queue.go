@@ -1,8 +1,9 @@
 // Package queue holds the implementations of record.Sink, the ingest path
 // between producers (collectors, agent intake) and the store. The default
 // is Channel: a bounded in-process queue drained by writer goroutines that
-// batch records into transactions. (NATS JetStream comes later behind the
-// same interface.)
+// batch records into transactions. With -nats, syslog, telemetry and deep
+// batches go through NATS JetStream instead (store/queue/natsq); flows
+// stay here.
 //
 // Flows are routed by exporter to one writer each, which sums them into
 // that exporter's open minutes in memory (flowagg.Aggregator) and writes
