@@ -92,10 +92,10 @@ var importRules = []struct {
 	// imports it).
 	{"app/auth/oidc", []string{"app/auth", "app/errs", "app/netguard"}},
 	{"app/history", []string{"store"}},
-	{"app/procview", []string{"agentmode/wire", "app/errs", "store", "store/record"}},                  // the process detail of deep collection
+	{"app/procview", []string{"agentmode/wire", "app/errs", "store", "store/record"}},                           // the process detail of deep collection
 	{"app/live", []string{"app/panics", "capture", "capture/pcaprec", "capture/proc", "store", "store/record"}}, // the tick reads the capture it broadcasts and the fleet summary from the database
-	{"app/topology", []string{"app/errs", "app/panics", "store", "store/record"}},                      // wave 2
-	{"app/compliance", []string{"app/errs", "app/panics", "store", "store/record"}},                    // wave 2
+	{"app/topology", []string{"app/errs", "app/panics", "store", "store/record"}},                               // wave 2
+	{"app/compliance", []string{"app/errs", "app/panics", "store", "store/record"}},                             // wave 2
 	// The AI provider layer (issue 32): a leaf over net/http, and its fakes.
 	{"app/ai/provider", nil},
 	{"app/ai/provider/providertest", nil},
