@@ -64,6 +64,9 @@ type FirewallSource interface {
 type Deps struct {
 	Store   Store
 	Traffic TrafficSource
+	// IsLeader says whether this replica evaluates the rules (the leader
+	// when several hubs share a database); nil: always.
+	IsLeader func() bool
 	// Inventories and Ifaces come from several owners each (the hub
 	// host's sockets and the fleet's agents; the fleet's agents and the
 	// device pollers): the engine reads them all every cycle, a source
@@ -178,9 +181,12 @@ func (e *Engine) Start() error {
 	if !e.cfg.Enabled {
 		return nil
 	}
+	// Whether the state just loaded is a leader's: a replica that leads
+	// later reloads it first (run).
+	leading := e.dep.IsLeader == nil || e.dep.IsLeader()
 	ctx, e.cancel = context.WithCancel(ctx)
 	e.done = make(chan struct{})
-	go e.run(ctx)
+	go e.run(ctx, leading)
 	return nil
 }
 
@@ -201,6 +207,10 @@ func (e *Engine) Load(ctx context.Context) error {
 		return err
 	}
 	e.lock()
+	// The stored open events replace what was held: on a reload (a
+	// replica become leader) an event another replica resolved is open
+	// here no more.
+	clear(e.open)
 	for _, ev := range evs {
 		k := ev.Kind + "|" + ev.Key
 		e.open[k] = &openEvent{id: ev.ID, count: ev.Count, state: ev.State, lastSeen: time.Unix(ev.LastTS, 0)}
@@ -221,7 +231,7 @@ func (e *Engine) Stop() error {
 	return nil
 }
 
-func (e *Engine) run(ctx context.Context) {
+func (e *Engine) run(ctx context.Context, leading bool) {
 	defer close(e.done)
 	fast := time.NewTicker(e.cfg.SnapshotEvery)
 	defer fast.Stop()
@@ -239,18 +249,44 @@ func (e *Engine) run(ctx context.Context) {
 	}
 	anom := time.NewTicker(anomalyEvery)
 	defer anom.Stop()
+	// One replica evaluates (the leader when several hubs share a
+	// database). A replica that becomes leader first reloads the open
+	// events and silences the former leader wrote, so it neither
+	// re-raises what is open nor forgets a count.
+	leads := func() bool {
+		if e.dep.IsLeader == nil {
+			return true
+		}
+		now := e.dep.IsLeader()
+		if now && !leading {
+			if err := e.Load(ctx); err != nil {
+				e.log.Warn("reload alert state on becoming leader", "error", err)
+				return false
+			}
+		}
+		leading = now
+		return now
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-fast.C:
-			e.guard("snapshot", func() { e.EvalSnapshot(ctx) })
+			if leads() {
+				e.guard("snapshot", func() { e.EvalSnapshot(ctx) })
+			}
 		case <-slow.C:
-			e.guard("inventory", func() { e.EvalInventory(ctx) })
+			if leads() {
+				e.guard("inventory", func() { e.EvalInventory(ctx) })
+			}
 		case <-ioc.C:
-			e.guard("ioc", func() { e.EvalIOC(ctx) })
+			if leads() {
+				e.guard("ioc", func() { e.EvalIOC(ctx) })
+			}
 		case <-anom.C:
-			e.guard("anomaly", func() { e.EvalAnomaly(ctx) })
+			if leads() {
+				e.guard("anomaly", func() { e.EvalAnomaly(ctx) })
+			}
 		}
 	}
 }

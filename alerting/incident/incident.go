@@ -38,6 +38,11 @@ type Store interface {
 
 // Correlator runs the rules over the window on its cadence.
 type Correlator struct {
+	// IsLeader says whether this replica correlates (spec 6.4: the
+	// leader when several hubs share a database); nil: always. Set
+	// before Start.
+	IsLeader func() bool
+
 	log    *slog.Logger
 	cfg    Config
 	store  Store
@@ -82,7 +87,9 @@ func (c *Correlator) Start() error {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				c.runGuarded(ctx)
+				if c.IsLeader == nil || c.IsLeader() {
+					c.runGuarded(ctx)
+				}
 			}
 		}
 	}()

@@ -214,3 +214,31 @@ func TestCorrelatorSurvivesPanic(t *testing.T) {
 		t.Errorf("netmon_incidents_panics_total = %v, want 1", got)
 	}
 }
+
+// TestCorrelatorOnlyOnLeader (spec 6.4, issue 33): a replica that does
+// not lead runs no correlation; once it leads, it does.
+func TestCorrelatorOnlyOnLeader(t *testing.T) {
+	st := &panicStore{}
+	st.calls.Store(1) // past the panicking first call
+	cfg := DefaultConfig()
+	cfg.Enabled, cfg.Every = true, 10*time.Millisecond
+	c := New(slog.New(slog.DiscardHandler), cfg, st, nil, nil, nil)
+	var leads atomic.Bool
+	c.IsLeader = leads.Load
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	time.Sleep(100 * time.Millisecond)
+	if n := st.calls.Load(); n != 1 {
+		t.Fatalf("%d correlations while not leading, want 0", n-1)
+	}
+	leads.Store(true)
+	deadline := time.Now().Add(5 * time.Second)
+	for st.calls.Load() < 3 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := st.calls.Load(); n < 3 {
+		t.Errorf("%d correlations once leading, want some", n-1)
+	}
+}

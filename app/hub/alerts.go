@@ -18,6 +18,7 @@ func (h *Hub) buildAlerts() {
 	h.buildNotify()
 	rows := alerting.NewSettingsRows(h.db, h.vault)
 	h.alerts = alerting.New(h.log.With("component", "alerting"), h.cfg.Alerts, alerting.Deps{
+		IsLeader:    h.leader.IsLeader,
 		Store:       h.db,
 		Traffic:     h.capture,
 		Inventories: []alerting.InventorySource{h.conns, h.fleet},

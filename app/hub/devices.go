@@ -15,6 +15,7 @@ import "netmon/collectors/devices"
 // -outbound-allow.
 func (h *Hub) buildDevices() {
 	h.devices = devices.New(h.log.With("component", "devices"), h.cfg.Devices, devices.Deps{
+		IsLeader:   h.leader.IsLeader,
 		Store:      h.db,
 		Vault:      h.vault,
 		Guard:      h.netGuard,

@@ -16,6 +16,7 @@ func (h *Hub) buildIncidents() {
 	h.incidents = incident.New(h.log.With("component", "incident"), h.cfg.Incident, h.db, func() time.Duration {
 		return time.Duration(alerts.Settings().CorrelateWindowSec) * time.Second
 	}, nil, h.reg)
+	h.incidents.IsLeader = h.leader.IsLeader
 	h.parts.add("incidents", h.incidents.Start, noCtx(h.incidents.Stop))
 }
 

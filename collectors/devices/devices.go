@@ -71,6 +71,9 @@ type Deps struct {
 	Registerer prometheus.Registerer
 	// Drivers, when set (tests), replace SNMP and the firewall REST API.
 	Drivers []Driver
+	// IsLeader says whether this replica polls (the leader when several
+	// hubs share a database); nil: always.
+	IsLeader func() bool
 }
 
 // guardedTransport makes the transport of one REST device: the guard

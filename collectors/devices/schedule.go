@@ -79,6 +79,11 @@ func (c *Component) schedule(ctx context.Context, work chan<- *devState) {
 				c.log.Warn("read devices", "error", err)
 			}
 		case <-tick.C:
+			// One replica polls (the leader when several hubs share a
+			// database): the others keep the schedule and poll nothing.
+			if c.deps.IsLeader != nil && !c.deps.IsLeader() {
+				continue
+			}
 			for _, st := range c.due() {
 				select {
 				case work <- st:

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -281,5 +282,46 @@ func TestRefreshSelects(t *testing.T) {
 	}
 	if st, ok := c.DeviceState(4); !ok || st.Driver != "a" || gauge("a") != 1 || gauge("b") != 0 {
 		t.Errorf("device 4 now %+v (%v); gauges a %v b %v", st, ok, gauge("a"), gauge("b"))
+	}
+}
+
+// TestPollsOnlyOnLeader (issue 33): a replica that does not lead polls no
+// device, whatever is due; once it leads, the due devices are polled.
+func TestPollsOnlyOnLeader(t *testing.T) {
+	var n atomic.Int32
+	d := &fakeDriver{name: "a", poll: func(record.Device) (record.DevicePoll, error) {
+		n.Add(1)
+		return record.DevicePoll{TS: 1}, nil
+	}}
+	ms := &memStore{devs: []store.Device{{ID: 1, Vendor: "a", PollSeconds: 10, Enabled: true}}}
+	var leads atomic.Bool
+	cfg := DefaultConfig()
+	c := New(nil, cfg, Deps{Store: ms, Drivers: []Driver{d}, IsLeader: leads.Load})
+	clock := time.Unix(1764000000, 0)
+	var mu sync.Mutex
+	c.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) { // the schedule has read the device
+		if _, ok := c.DeviceState(1); ok || time.Now().After(deadline) {
+			break
+		}
+	}
+	mu.Lock()
+	clock = clock.Add(time.Minute) // the device is due
+	mu.Unlock()
+	time.Sleep(400 * time.Millisecond)
+	if got := n.Load(); got != 0 {
+		t.Fatalf("%d polls while not leading, want 0", got)
+	}
+	leads.Store(true)
+	deadline := time.Now().Add(5 * time.Second)
+	for n.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n.Load() != 1 {
+		t.Errorf("%d polls once leading, want 1", n.Load())
 	}
 }
