@@ -5,7 +5,6 @@ import (
 	"math"
 	"net/netip"
 	"strconv"
-	"strings"
 	"time"
 
 	"netmon/app/ai/prompt"
@@ -147,15 +146,4 @@ func optPct(p *float64) string {
 		return "unknown"
 	}
 	return pct(*p)
-}
-
-// join lists the non-empty parts with ", ".
-func join(parts ...string) string {
-	kept := parts[:0:0]
-	for _, p := range parts {
-		if p != "" {
-			kept = append(kept, p)
-		}
-	}
-	return strings.Join(kept, ", ")
 }

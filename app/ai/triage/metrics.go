@@ -11,12 +11,6 @@ import (
 // process) share the series: register answers the collector already
 // there.
 
-// Scopes of an assessment (the label scope): the ai scope kinds.
-const (
-	labelIncident = "incident"
-	labelAnomaly  = "anomaly"
-)
-
 // Reasons an item was passed over without an assessment (the label
 // reason of netmon_ai_triage_skipped_total).
 const (
