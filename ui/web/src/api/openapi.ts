@@ -3424,6 +3424,7 @@ export interface components {
         Readiness: {
             ready: boolean;
             database: string;
+            queue?: string;
             error?: string;
         };
         RecordingFile: {
