@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,7 +61,7 @@ func (s *Service) Begin(ctx context.Context, who store.AuditActor, site string, 
 		if !ok {
 			return nil, errs.InvalidField("preset", "preset: unknown preset %q (GET /api/v1/ai/presets)", in.Preset)
 		}
-		if !contains(p.Scopes, c.ScopeKind) {
+		if !slices.Contains(p.Scopes, c.ScopeKind) {
 			return nil, errs.InvalidField("preset", "preset: %q does not apply to the %s scope", in.Preset, c.ScopeKind)
 		}
 		question = strings.TrimSpace(p.Task + "\n\n" + in.Content)
@@ -80,15 +81,6 @@ func (s *Service) Begin(ctx context.Context, who store.AuditActor, site string, 
 	}
 	s.m.streaming.Inc()
 	return t, nil
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func (t *Turn) prepare(ctx context.Context, question string, refresh bool) error {
